@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Bounds-checked translation of guest physical addresses. The checks are
+ * written so that no sum can overflow: a range is inside a region when
+ * gpa >= base, gpa - base <= size and len <= size - (gpa - base).
+ */
+#include "util/guest_mem.h"
+
+#include <errno.h>
+#include <string.h>
+
+int guest_mem_add_region(struct guest_mem *gm, uint64_t gpa, uint64_t size,
+			 void *host)
+{
+	unsigned int i;
+
+	if (!size || gpa + size < gpa || !host)
+		return -EINVAL;
+	if (gm->nr_regions >= GUEST_MEM_MAX_REGIONS)
+		return -ENOSPC;
+	for (i = 0; i < gm->nr_regions; i++) {
+		const struct guest_mem_region *r = &gm->regions[i];
+
+		if (gpa < r->gpa + r->size && r->gpa < gpa + size)
+			return -EINVAL;
+	}
+	gm->regions[gm->nr_regions].gpa = gpa;
+	gm->regions[gm->nr_regions].size = size;
+	gm->regions[gm->nr_regions].host = host;
+	gm->nr_regions++;
+	return 0;
+}
+
+void *guest_mem_ptr(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < gm->nr_regions; i++) {
+		const struct guest_mem_region *r = &gm->regions[i];
+		uint64_t off;
+
+		if (gpa < r->gpa)
+			continue;
+		off = gpa - r->gpa;
+		if (off >= r->size)
+			continue;
+		if (len > r->size - off)
+			return NULL;
+		return r->host + off;
+	}
+	return NULL;
+}
+
+int guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *buf,
+		   size_t len)
+{
+	void *p = guest_mem_ptr(gm, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+int guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *buf,
+		    size_t len)
+{
+	void *p = guest_mem_ptr(gm, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+uint64_t guest_mem_end(const struct guest_mem *gm)
+{
+	uint64_t end = 0;
+	unsigned int i;
+
+	for (i = 0; i < gm->nr_regions; i++) {
+		uint64_t e = gm->regions[i].gpa + gm->regions[i].size;
+
+		if (e > end)
+			end = e;
+	}
+	return end;
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * virtio-blk device (virtio 1.2 §5.2): the feature set, the configuration
+ * space built once from the disk, the GET_ID serial, and the device ops that
+ * start and stop one I/O thread per enabled queue (blk_queue.c).
+ */
+#include "virtio/blk.h"
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/log.h"
+#include "virtio/blk_priv.h"
+
+/* ---- virtio_dev_ops ---- */
+
+static void blk_stop(struct virtio_dev *vdev)
+{
+	struct blk_dev *b = vdev->dev;
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_queues; i++)
+		blk_queue_stop(&b->queues[i]);
+}
+
+static int blk_start(struct virtio_dev *vdev)
+{
+	struct blk_dev *b = vdev->dev;
+	uint64_t f = vdev->driver_features;
+	unsigned int i;
+	int ret;
+
+	b->lim.discard = f & (1ull << VIRTIO_BLK_F_DISCARD);
+	b->lim.write_zeroes = f & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct virtio_queue *q = &vdev->queues[i];
+
+		if (!q->enabled || !q->vq.ready)
+			continue;
+		ret = blk_queue_start(&b->queues[i], q);
+		if (ret) {
+			log_error("%s: cannot start queue %u: %s", vdev->name,
+				  i, strerror(-ret));
+			blk_stop(vdev);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Byte-granular: any offset and width; writes are ignored (no WCE). */
+static void blk_config_access(struct virtio_dev *vdev, uint64_t off,
+			      uint8_t *data, unsigned int len, bool is_write)
+{
+	struct blk_dev *b = vdev->dev;
+	unsigned int i;
+
+	if (is_write)
+		return;
+	for (i = 0; i < len; i++)
+		data[i] = off < BLK_CONFIG_BYTES &&
+			  i < BLK_CONFIG_BYTES - off ? b->config[off + i] : 0;
+}
+
+static const struct virtio_dev_ops blk_ops = {
+	.name = "virtio-blk",
+	.device_id = VIRTIO_ID_BLOCK,
+	.config_access = blk_config_access,
+	.start = blk_start,
+	.stop = blk_stop,
+};
+
+/* ---- creation ---- */
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Logical block size for the guest: the O_DIRECT block when there is one. */
+static uint32_t blk_logical_block(const struct disk *d)
+{
+	if (d->direct && is_pow2(d->align) && d->align > BLK_SECTOR_SIZE &&
+	    d->align <= 65536)
+		return d->align;
+	return BLK_SECTOR_SIZE;
+}
+
+static void blk_build_config(struct blk_dev *b, const struct blk_config *cfg)
+{
+	const struct disk *d = b->disk;
+	uint32_t lbs = blk_logical_block(d), pbs = lbs, exp = 0;
+	uint8_t *c = b->config;
+
+	if (is_pow2(d->phys_block) && d->phys_block > lbs &&
+	    d->phys_block <= 65536)
+		pbs = d->phys_block;
+	while ((lbs << exp) < pbs)
+		exp++;
+	memset(c, 0, BLK_CONFIG_BYTES);
+	put_le64(c + BLK_CFG_CAPACITY, b->lim.capacity);
+	put_le32(c + BLK_CFG_SIZE_MAX, BLK_SIZE_MAX);
+	put_le32(c + BLK_CFG_SEG_MAX, cfg->queue_size - 2u);
+	put_le32(c + BLK_CFG_BLK_SIZE, lbs);
+	c[BLK_CFG_PHYS_BLOCK_EXP] = (uint8_t)exp;
+	put_le16(c + BLK_CFG_MIN_IO_SIZE, (uint16_t)(1u << exp));
+	put_le16(c + BLK_CFG_NUM_QUEUES, (uint16_t)cfg->num_queues);
+	if (d->can_discard) {
+		put_le32(c + BLK_CFG_MAX_DISCARD_SECTORS, BLK_DWZ_MAX_SECTORS);
+		put_le32(c + BLK_CFG_MAX_DISCARD_SEG, 1);
+		put_le32(c + BLK_CFG_DISCARD_ALIGNMENT,
+			 pbs >> BLK_SECTOR_SHIFT);
+	}
+	if (d->can_write_zeroes) {
+		put_le32(c + BLK_CFG_MAX_WZ_SECTORS, BLK_DWZ_MAX_SECTORS);
+		put_le32(c + BLK_CFG_MAX_WZ_SEG, 1);
+		/* A hole may stand in for zeros (the disk backend). */
+		c[BLK_CFG_WZ_MAY_UNMAP] = d->can_discard;
+	}
+}
+
+static uint64_t blk_features(const struct blk_config *cfg)
+{
+	const struct disk *d = cfg->disk;
+	uint64_t f = 1ull << VIRTIO_F_VERSION_1 |
+		     1ull << VIRTIO_F_EVENT_IDX |
+		     1ull << VIRTIO_F_INDIRECT_DESC |
+		     1ull << VIRTIO_BLK_F_SIZE_MAX |
+		     1ull << VIRTIO_BLK_F_SEG_MAX |
+		     1ull << VIRTIO_BLK_F_BLK_SIZE |
+		     1ull << VIRTIO_BLK_F_TOPOLOGY |
+		     1ull << VIRTIO_BLK_F_FLUSH;
+
+	if (d->readonly)
+		f |= 1ull << VIRTIO_BLK_F_RO;
+	if (d->can_discard)
+		f |= 1ull << VIRTIO_BLK_F_DISCARD;
+	if (d->can_write_zeroes)
+		f |= 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
+	if (cfg->num_queues > 1)
+		f |= 1ull << VIRTIO_BLK_F_MQ;
+	return f;
+}
+
+/* FNV-1a, 64 bits: a stable short fingerprint of the image. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--) {
+		h ^= *b++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Serial from the image identity: path, device and inode. */
+static void blk_derive_serial(struct blk_dev *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct stat st;
+
+	if (b->disk->path)
+		h = fnv1a(h, b->disk->path, strlen(b->disk->path));
+	if (!fstat(b->disk->fd, &st)) {
+		h = fnv1a(h, &st.st_dev, sizeof(st.st_dev));
+		h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
+	}
+	/* "microvm-" and 12 hex digits: exactly 20 bytes. */
+	snprintf(b->serial, sizeof(b->serial), "microvm-%012" PRIx64,
+		 (uint64_t)(h & 0xffffffffffffull));
+}
+
+static int blk_set_serial(struct blk_dev *b, const char *name,
+			  const char *serial)
+{
+	size_t i, n;
+
+	if (!serial) {
+		blk_derive_serial(b);
+		return 0;
+	}
+	n = strlen(serial);
+	if (n > VIRTIO_BLK_ID_BYTES) {
+		log_error("%s: serial \"%s\" is longer than %d bytes", name,
+			  serial, VIRTIO_BLK_ID_BYTES);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (serial[i] < 0x20 || serial[i] > 0x7e) {
+			log_error("%s: serial \"%s\" has a non-printable byte",
+				  name, serial);
+			return -EINVAL;
+		}
+	}
+	memcpy(b->serial, serial, n);
+	return 0;
+}
+
+static int blk_check_config(const struct blk_config *cfg, const char *name)
+{
+	if (!cfg->disk) {
+		log_error("%s: no disk", name);
+		return -EINVAL;
+	}
+	if (!cfg->num_queues || cfg->num_queues > VIRTIO_MAX_QUEUES) {
+		log_error("%s: %u queues: must be 1 to %d", name,
+			  cfg->num_queues, VIRTIO_MAX_QUEUES);
+		return -EINVAL;
+	}
+	if (cfg->queue_size < 2 || cfg->queue_size > VIRTQ_MAX_SIZE ||
+	    !is_pow2(cfg->queue_size)) {
+		log_error("%s: queue size %u: must be a power of two from 2 "
+			  "to %d", name, cfg->queue_size, VIRTQ_MAX_SIZE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
+		   const struct blk_config *cfg, const struct guest_mem *gm,
+		   const char *name)
+{
+	struct blk_dev *b;
+	unsigned int i;
+	int ret;
+
+	ret = blk_check_config(cfg, name);
+	if (ret)
+		return ret;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->vdev = vdev;
+	b->disk = cfg->disk;
+	ret = blk_set_serial(b, name, cfg->serial);
+	if (ret)
+		goto err_free;
+	if (b->disk->size % BLK_SECTOR_SIZE)
+		log_warn("%s: disk size %" PRIu64 " is not a multiple of 512: "
+			 "the last %" PRIu64 " bytes are not visible", name,
+			 b->disk->size, b->disk->size % BLK_SECTOR_SIZE);
+	b->lim.capacity = b->disk->size >> BLK_SECTOR_SHIFT;
+	b->lim.readonly = b->disk->readonly;
+	b->lim.max_discard_sectors = BLK_DWZ_MAX_SECTORS;
+	b->lim.max_write_zeroes_sectors = BLK_DWZ_MAX_SECTORS;
+	blk_build_config(b, cfg);
+	for (i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		b->queues[i].b = b;
+		b->queues[i].epfd = b->queues[i].stop_fd = -1;
+	}
+	ret = virtio_dev_init(vdev, &blk_ops, b, gm, cfg->num_queues,
+			      cfg->queue_size, blk_features(cfg), name);
+	if (ret)
+		goto err_free;
+	*out = b;
+	return 0;
+
+err_free:
+	free(b);
+	return ret;
+}
+
+void blk_dev_destroy(struct blk_dev *b)
+{
+	unsigned int i;
+
+	if (!b)
+		return;
+	virtio_dev_destroy(b->vdev);
+	for (i = 0; i < VIRTIO_MAX_QUEUES; i++)
+		assert(!b->queues[i].running);
+	free(b);
+}
+
+const char *blk_dev_serial(const struct blk_dev *b)
+{
+	return b->serial;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * virtio-blk device (virtio 1.2 §5.2) on top of the virtio core and the disk
+ * backend: feature set and configuration space, and one I/O thread per
+ * enabled queue ("vda-q0", ...) that pops and parses requests, submits each
+ * batch to its own disk queue with one flush, and signals at most once per
+ * completion batch. It knows nothing of the transport or of files.
+ *
+ *	blk_dev_create(&b, &vdev, &cfg, &gm, "vda");  // virtio_dev_init()
+ *	virtio_mmio_init(&t, &vdev, ...);             // the transport
+ *	... guest runs: DRIVER_OK starts threads, reset stops them ...
+ *	virtio_mmio_destroy(&t);
+ *	blk_dev_destroy(b);                           // virtio_dev_destroy()
+ *	disk_close(cfg.disk);
+ */
+#ifndef MICROVM_BLK_H
+#define MICROVM_BLK_H
+
+#include <stdint.h>
+
+#include "util/guest_mem.h"
+#include "virtio/blk_req.h"
+#include "virtio/disk.h"
+#include "virtio/virtio.h"
+
+/* Largest segment the driver is told to build (config size_max). */
+#define BLK_SIZE_MAX (1u << 20)
+/* Most sectors per DISCARD / WRITE_ZEROES request (2 GiB). */
+#define BLK_DWZ_MAX_SECTORS (1u << 22)
+/* Bytes of configuration space (virtio 1.2 §5.2.4, up to unused1). */
+#define BLK_CONFIG_BYTES 60
+
+/* Configuration space offsets (virtio 1.2 §5.2.4). */
+#define BLK_CFG_CAPACITY 0
+#define BLK_CFG_SIZE_MAX 8
+#define BLK_CFG_SEG_MAX 12
+#define BLK_CFG_GEOMETRY 16
+#define BLK_CFG_BLK_SIZE 20
+#define BLK_CFG_PHYS_BLOCK_EXP 24
+#define BLK_CFG_ALIGNMENT_OFFSET 25
+#define BLK_CFG_MIN_IO_SIZE 26
+#define BLK_CFG_OPT_IO_SIZE 28
+#define BLK_CFG_WRITEBACK 32
+#define BLK_CFG_NUM_QUEUES 34
+#define BLK_CFG_MAX_DISCARD_SECTORS 36
+#define BLK_CFG_MAX_DISCARD_SEG 40
+#define BLK_CFG_DISCARD_ALIGNMENT 44
+#define BLK_CFG_MAX_WZ_SECTORS 48
+#define BLK_CFG_MAX_WZ_SEG 52
+#define BLK_CFG_WZ_MAY_UNMAP 56
+
+/* Device settings, from the command line via main. */
+struct blk_config {
+	struct disk *disk;       /* opened by the caller, outlives the device */
+	const char *serial;      /* GET_ID string (<= 20 printable bytes), or
+				  * NULL to derive one from the image */
+	unsigned int num_queues; /* 1 .. VIRTIO_MAX_QUEUES */
+	uint16_t queue_size;     /* power of two, 2 .. VIRTQ_MAX_SIZE */
+};
+
+struct blk_dev;
+
+/**
+ * blk_dev_create() - create a block device and initialise its virtio core.
+ * @out: the new device
+ * @vdev: core state to initialise (virtio_dev_init()); the caller then
+ *        attaches a transport to it
+ * @cfg: disk, serial, queue count and size; @cfg->disk must stay open
+ *       until blk_dev_destroy()
+ * @gm: guest memory the queues live in
+ * @name: device name for messages and thread names, e.g. "vda"
+ *
+ * Offers VERSION_1, SEG_MAX, SIZE_MAX, BLK_SIZE, TOPOLOGY, FLUSH,
+ * EVENT_IDX, INDIRECT_DESC, plus RO for a read-only disk, DISCARD and
+ * WRITE_ZEROES where the disk supports them, and MQ for more than one
+ * queue. Capacity is the disk size in 512-byte sectors, rounded down (a
+ * warning names a size that is not a multiple of 512).
+ *
+ * Return: 0, or -EINVAL (bad queue count or size, bad serial; a message
+ * names the value), -ENOMEM.
+ * Context: startup.
+ */
+int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
+		   const struct blk_config *cfg, const struct guest_mem *gm,
+		   const char *name);
+
+/**
+ * blk_dev_destroy() - stop the device and free it.
+ * @b: device from blk_dev_create(), or NULL
+ *
+ * Calls virtio_dev_destroy() on its vdev, which stops any queue thread
+ * still running; the transport must already be detached.
+ * Context: teardown.
+ */
+void blk_dev_destroy(struct blk_dev *b);
+
+/**
+ * blk_dev_serial() - the GET_ID string in use (given or derived).
+ * @b: device
+ * Return: a NUL-terminated string of at most 20 bytes. Context: any thread.
+ */
+const char *blk_dev_serial(const struct blk_dev *b);
+
+#endif

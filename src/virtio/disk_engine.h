@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private interface between the disk core and its engines. The core plans a
+ * request as a sequence of kernel calls (struct disk_kcall: readv, writev,
+ * fdatasync, fallocate); an engine only issues the calls it is handed and
+ * reports each result back with disk_req_next(), so short transfers, bounce
+ * buffers and read-modify-write behave the same in every engine.
+ */
+#ifndef MICROVM_DISK_ENGINE_H
+#define MICROVM_DISK_ENGINE_H
+
+#include "virtio/disk.h"
+
+/* Common head of every engine's queue; engines embed it first. */
+struct disk_queue {
+	struct disk *disk;
+	unsigned int depth;
+	unsigned int inflight;       /* accepted, callback not yet made */
+	int efd;                     /* completion eventfd */
+	struct disk_req *done_head;  /* finished, waiting for the reap */
+	struct disk_req **done_tail;
+};
+
+enum disk_kop {
+	DISK_KOP_READV,
+	DISK_KOP_WRITEV,
+	DISK_KOP_FDATASYNC,
+	DISK_KOP_FALLOCATE,
+};
+
+/* One kernel call on disk->fd. */
+struct disk_kcall {
+	enum disk_kop op;
+	uint64_t pos;          /* READV/WRITEV/FALLOCATE offset */
+	uint64_t len;          /* FALLOCATE length */
+	int mode;              /* FALLOCATE mode */
+	struct iovec *iov;     /* READV/WRITEV segments */
+	int iovcnt;
+};
+
+/* Return values of disk_req_start() and disk_req_next(). */
+#define DISK_REQ_CALL 0 /* issue *kc, then call disk_req_next() */
+#define DISK_REQ_DONE 1 /* r->result is final */
+
+struct disk_engine_ops {
+	const char *name;
+	/* Allocate the engine's queue around the core's @efd. */
+	int (*queue_open)(struct disk *d, unsigned int depth, int efd,
+			  struct disk_queue **out);
+	/* Wait for the kernel, disk_req_abandon() what it returns, free. */
+	void (*queue_close)(struct disk_queue *q);
+	/* Issue (or queue) @kc for @r; finish @r through the done list. */
+	void (*submit)(struct disk_queue *q, struct disk_req *r,
+		       const struct disk_kcall *kc);
+	int (*flush)(struct disk_queue *q);
+	/* Move requests the kernel finished onto the done list. */
+	void (*reap)(struct disk_queue *q);
+};
+
+extern const struct disk_engine_ops disk_uring_ops;
+extern const struct disk_engine_ops disk_sync_ops;
+
+/**
+ * disk_req_start() - check and plan @r; fill @kc with its first call.
+ * @d: disk.
+ * @r: request from the caller.
+ * @kc: first kernel call, when DISK_REQ_CALL is returned.
+ * Return: DISK_REQ_CALL, or DISK_REQ_DONE with r->result set (refused,
+ * empty, or executed at once: block device discard, unsafe flush).
+ * Context: the queue's thread.
+ */
+int disk_req_start(struct disk *d, struct disk_req *r, struct disk_kcall *kc);
+
+/**
+ * disk_req_next() - account the result of the last call of @r.
+ * @d: disk.
+ * @r: request.
+ * @res: bytes moved, 0, or -errno, as the kernel returned it.
+ * @kc: next kernel call, when DISK_REQ_CALL is returned.
+ * Return: DISK_REQ_CALL or DISK_REQ_DONE. Context: the queue's thread.
+ */
+int disk_req_next(struct disk *d, struct disk_req *r, int64_t res,
+		  struct disk_kcall *kc);
+
+/**
+ * disk_req_abandon() - drop a request without completing it (queue close):
+ * frees its bounce buffer and restores the caller's iovecs.
+ * @r: request whose last call the kernel has finished.
+ * Context: the queue's thread.
+ */
+void disk_req_abandon(struct disk_req *r);
+
+/**
+ * disk_queue_complete() - put a finished request on the done list.
+ * @q: queue.
+ * @r: request with its final result.
+ * Context: the queue's thread.
+ */
+void disk_queue_complete(struct disk_queue *q, struct disk_req *r);
+
+/**
+ * disk_queue_signal() - make the completion fd readable.
+ * @q: queue.
+ * Context: the queue's thread.
+ */
+void disk_queue_signal(struct disk_queue *q);
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The engine-independent half of a disk queue: depth accounting, the list of
+ * finished requests and the completion eventfd. Every engine finishes
+ * requests through disk_queue_complete(), and the caller collects them all
+ * through disk_queue_reap(), so there is one completion path whatever the
+ * engine.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "virtio/disk_engine.h"
+
+int disk_queue_open(struct disk *d, unsigned int depth,
+		    struct disk_queue **out)
+{
+	struct disk_queue *q;
+	int efd, ret;
+
+	if (!depth || depth > DISK_QUEUE_MAX_DEPTH)
+		return -EINVAL;
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0)
+		return -errno;
+	ret = d->ops->queue_open(d, depth, efd, &q);
+	if (ret) {
+		close(efd);
+		return ret;
+	}
+	q->disk = d;
+	q->depth = depth;
+	q->inflight = 0;
+	q->efd = efd;
+	q->done_head = NULL;
+	q->done_tail = &q->done_head;
+	*out = q;
+	return 0;
+}
+
+void disk_queue_close(struct disk_queue *q)
+{
+	int efd;
+
+	if (!q)
+		return;
+	efd = q->efd;
+	/* Finished requests hold no buffers: dropping the list is enough. */
+	q->done_head = NULL;
+	q->done_tail = &q->done_head;
+	q->disk->ops->queue_close(q);
+	close(efd);
+}
+
+void disk_queue_signal(struct disk_queue *q)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN means the counter is saturated: it is readable anyway. */
+	if (write(q->efd, &one, sizeof(one)) < 0)
+		assert(errno == EAGAIN || errno == EINTR);
+}
+
+void disk_queue_complete(struct disk_queue *q, struct disk_req *r)
+{
+	r->priv.next = NULL;
+	*q->done_tail = r;
+	q->done_tail = &r->priv.next;
+}
+
+int disk_queue_submit(struct disk_queue *q, struct disk_req *r)
+{
+	struct disk_kcall kc;
+
+	if (q->inflight >= q->depth)
+		return -EAGAIN;
+	q->inflight++;
+	if (disk_req_start(q->disk, r, &kc) == DISK_REQ_DONE) {
+		disk_queue_complete(q, r);
+		disk_queue_signal(q);
+		return 0;
+	}
+	q->disk->ops->submit(q, r, &kc);
+	return 0;
+}
+
+int disk_queue_flush(struct disk_queue *q)
+{
+	return q->disk->ops->flush(q);
+}
+
+int disk_queue_fd(struct disk_queue *q)
+{
+	return q->efd;
+}
+
+int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg)
+{
+	struct disk_req *list, *r;
+	uint64_t cnt;
+	int n = 0;
+
+	/* Drain first: anything finishing after this signals again. */
+	if (read(q->efd, &cnt, sizeof(cnt)) < 0)
+		assert(errno == EAGAIN || errno == EINTR);
+	if (q->disk->ops->reap)
+		q->disk->ops->reap(q);
+	/* Detach, so requests that @fn submits and that fail at once wait
+	 * for the next reap instead of looping here. */
+	list = q->done_head;
+	q->done_head = NULL;
+	q->done_tail = &q->done_head;
+	while (list) {
+		r = list;
+		list = r->priv.next;
+		assert(q->inflight > 0);
+		q->inflight--;
+		fn(arg, r);
+		n++;
+	}
+	return n;
+}
+
+unsigned int disk_queue_inflight(const struct disk_queue *q)
+{
+	return q->inflight;
+}

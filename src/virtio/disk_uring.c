@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * io_uring disk engine: one ring per queue, created disabled, restricted to
+ * the four opcodes the backend issues (READV, WRITEV, FSYNC, FALLOCATE), then
+ * enabled. Completions signal the queue's eventfd; disk_queue_reap() turns
+ * CQEs into finished requests and resubmits continuations of short
+ * transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <liburing.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "virtio/disk_engine.h"
+
+struct uring_queue {
+	struct disk_queue q;    /* first: the core casts between them */
+	struct io_uring ring;
+	unsigned int queued;    /* SQEs prepared since the last submit */
+	unsigned int in_kernel; /* requests with an SQE or CQE pending */
+};
+
+static struct uring_queue *to_uq(struct disk_queue *q)
+{
+	return (struct uring_queue *)q;
+}
+
+static const uint8_t uring_ops_used[] = {
+	IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC,
+	IORING_OP_FALLOCATE,
+};
+
+/*
+ * liburing 2.3 as packaged leaves io_uring_register_restrictions() and
+ * io_uring_enable_rings() out of its shared library: use the raw call.
+ */
+static int uring_restrict(struct io_uring *ring)
+{
+	struct io_uring_restriction res[sizeof(uring_ops_used)] = { 0 };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sizeof(uring_ops_used); i++) {
+		res[i].opcode = IORING_RESTRICTION_SQE_OP;
+		res[i].sqe_op = uring_ops_used[i];
+	}
+	ret = io_uring_register(ring->ring_fd, IORING_REGISTER_RESTRICTIONS,
+				res, sizeof(uring_ops_used));
+	return ret < 0 ? ret : 0;
+}
+
+static int uring_enable(struct io_uring *ring)
+{
+	int ret = io_uring_register(ring->ring_fd,
+				    IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+
+	return ret < 0 ? ret : 0;
+}
+
+static void uring_warn_unrestricted(int ret)
+{
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&warned))
+		log_warn("disk: io_uring restrictions unavailable (%d), rings run unrestricted",
+			 ret);
+}
+
+/* Ring set up disabled, restricted, eventfd attached, then enabled. */
+static int uring_setup(struct io_uring *ring, unsigned int depth, int efd)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	bool disabled = true;
+	int ret;
+
+	ret = io_uring_queue_init_params(depth, ring, &p);
+	if (ret == -EINVAL) {
+		/* Kernels before 5.10 know neither flag nor restrictions. */
+		uring_warn_unrestricted(ret);
+		memset(&p, 0, sizeof(p));
+		disabled = false;
+		ret = io_uring_queue_init_params(depth, ring, &p);
+	}
+	if (ret)
+		return ret;
+	if (disabled) {
+		ret = uring_restrict(ring);
+		if (ret)
+			uring_warn_unrestricted(ret);
+	}
+	/* Registered before enabling: a restricted ring refuses it after. */
+	ret = io_uring_register_eventfd(ring, efd);
+	if (!ret && disabled)
+		ret = uring_enable(ring);
+	if (ret)
+		io_uring_queue_exit(ring);
+	return ret;
+}
+
+static int uring_queue_open(struct disk *d, unsigned int depth, int efd,
+			    struct disk_queue **out)
+{
+	struct uring_queue *uq;
+	int ret;
+
+	(void)d;
+	uq = calloc(1, sizeof(*uq));
+	if (!uq)
+		return -ENOMEM;
+	ret = uring_setup(&uq->ring, depth, efd);
+	if (ret) {
+		free(uq);
+		return ret;
+	}
+	*out = &uq->q;
+	return 0;
+}
+
+static void uring_prep(struct uring_queue *uq, struct disk_req *r,
+		       const struct disk_kcall *kc)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&uq->ring);
+	int fd = uq->q.disk->fd;
+
+	if (!sqe) {
+		/* Only reachable if the core let more than depth in. */
+		io_uring_submit(&uq->ring);
+		uq->queued = 0;
+		sqe = io_uring_get_sqe(&uq->ring);
+		assert(sqe);
+	}
+	switch (kc->op) {
+	case DISK_KOP_READV:
+		io_uring_prep_readv(sqe, fd, kc->iov, kc->iovcnt, kc->pos);
+		break;
+	case DISK_KOP_WRITEV:
+		io_uring_prep_writev(sqe, fd, kc->iov, kc->iovcnt, kc->pos);
+		break;
+	case DISK_KOP_FDATASYNC:
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		break;
+	case DISK_KOP_FALLOCATE:
+		io_uring_prep_fallocate(sqe, fd, kc->mode, (off_t)kc->pos,
+					(off_t)kc->len);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, r);
+	uq->queued++;
+}
+
+static void uring_submit(struct disk_queue *q, struct disk_req *r,
+			 const struct disk_kcall *kc)
+{
+	struct uring_queue *uq = to_uq(q);
+
+	uring_prep(uq, r, kc);
+	uq->in_kernel++;
+}
+
+static int uring_flush(struct disk_queue *q)
+{
+	static struct log_ratelimit rl;
+	struct uring_queue *uq = to_uq(q);
+	int ret;
+
+	if (!uq->queued)
+		return 0;
+	do {
+		ret = io_uring_submit(&uq->ring);
+	} while (ret == -EINTR);
+	if (ret < 0) {
+		/* The SQEs stay in the ring; the reap path tries again. */
+		log_ratelimited(&rl, LOG_WARN, "disk %s: io_uring submit: %d",
+				q->disk->path, ret);
+		disk_queue_signal(q);
+		return ret;
+	}
+	uq->queued = ret >= (int)uq->queued ? 0 : uq->queued - ret;
+	return ret;
+}
+
+static void uring_reap(struct disk_queue *q)
+{
+	struct uring_queue *uq = to_uq(q);
+	struct io_uring_cqe *cqe;
+	struct disk_kcall kc;
+	struct disk_req *r;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&uq->ring, head, cqe) {
+		r = io_uring_cqe_get_data(cqe);
+		seen++;
+		if (disk_req_next(q->disk, r, cqe->res, &kc) ==
+		    DISK_REQ_CALL) {
+			uring_prep(uq, r, &kc);
+			continue;
+		}
+		uq->in_kernel--;
+		disk_queue_complete(q, r);
+	}
+	io_uring_cq_advance(&uq->ring, seen);
+	/* Continuations, and anything a failed flush left behind. */
+	uring_flush(q);
+}
+
+static void uring_queue_close(struct disk_queue *q)
+{
+	struct uring_queue *uq = to_uq(q);
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (uq->queued)
+		io_uring_submit(&uq->ring);
+	while (uq->in_kernel) {
+		ret = io_uring_wait_cqe(&uq->ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret) {
+			log_error("disk %s: io_uring wait at close: %d",
+				  q->disk->path, ret);
+			break;
+		}
+		disk_req_abandon(io_uring_cqe_get_data(cqe));
+		io_uring_cqe_seen(&uq->ring, cqe);
+		uq->in_kernel--;
+	}
+	io_uring_queue_exit(&uq->ring);
+	free(uq);
+}
+
+const struct disk_engine_ops disk_uring_ops = {
+	.name = "uring",
+	.queue_open = uring_queue_open,
+	.queue_close = uring_queue_close,
+	.submit = uring_submit,
+	.flush = uring_flush,
+	.reap = uring_reap,
+};

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * virtio-mmio version 2 registers (virtio 1.2 §4.2.2). Registers below
+ * 0x100 are 32 bits wide and must be accessed as such; anything else reads
+ * 0 and is ignored. Device configuration space from 0x100 takes any width.
+ * Queue registers are refused once the queue is enabled or the device is
+ * running (§4.2.2.2: the driver must not change them then).
+ */
+#include "virtio/mmio.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "util/evloop.h"
+#include "util/le.h"
+
+#define REG_MAGIC 0x000
+#define REG_VERSION 0x004
+#define REG_DEVICE_ID 0x008
+#define REG_VENDOR_ID 0x00c
+#define REG_DEVICE_FEATURES 0x010
+#define REG_DEVICE_FEATURES_SEL 0x014
+#define REG_DRIVER_FEATURES 0x020
+#define REG_DRIVER_FEATURES_SEL 0x024
+#define REG_QUEUE_SEL 0x030
+#define REG_QUEUE_NUM_MAX 0x034
+#define REG_QUEUE_NUM 0x038
+#define REG_QUEUE_READY 0x044
+#define REG_QUEUE_NOTIFY 0x050
+#define REG_INTERRUPT_STATUS 0x060
+#define REG_INTERRUPT_ACK 0x064
+#define REG_STATUS 0x070
+#define REG_QUEUE_DESC_LOW 0x080
+#define REG_QUEUE_DESC_HIGH 0x084
+#define REG_QUEUE_DRIVER_LOW 0x090
+#define REG_QUEUE_DRIVER_HIGH 0x094
+#define REG_QUEUE_DEVICE_LOW 0x0a0
+#define REG_QUEUE_DEVICE_HIGH 0x0a4
+#define REG_SHM_SEL 0x0ac
+#define REG_SHM_LEN_LOW 0x0b0
+#define REG_SHM_LEN_HIGH 0x0b4
+#define REG_SHM_BASE_LOW 0x0b8
+#define REG_SHM_BASE_HIGH 0x0bc
+#define REG_CONFIG_GENERATION 0x0fc
+#define REG_CONFIG 0x100
+
+static void mmio_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+{
+	struct virtio_mmio *t = vdev->transport;
+
+	(void)q;
+	/* Pairs with the driver's InterruptStatus read after the irq. */
+	atomic_fetch_or(&vdev->isr, VIRTIO_ISR_QUEUE);
+	evfd_signal(t->irq_fd);
+}
+
+static void mmio_notify_config(struct virtio_dev *vdev)
+{
+	struct virtio_mmio *t = vdev->transport;
+
+	atomic_fetch_or(&vdev->isr, VIRTIO_ISR_CONFIG);
+	evfd_signal(t->irq_fd);
+}
+
+static const struct virtio_transport_ops mmio_ops = {
+	.name = "mmio",
+	.notify = mmio_notify,
+	.notify_config = mmio_notify_config,
+};
+
+static struct virtio_queue *mmio_queue(struct virtio_mmio *t)
+{
+	if (t->queue_sel >= t->vdev->num_queues)
+		return NULL;
+	return &t->vdev->queues[t->queue_sel];
+}
+
+static uint32_t mmio_read_locked(struct virtio_mmio *t, uint64_t off)
+{
+	struct virtio_dev *vdev = t->vdev;
+	struct virtio_queue *q = mmio_queue(t);
+
+	switch (off) {
+	case REG_MAGIC:
+		return VIRTIO_MMIO_MAGIC;
+	case REG_VERSION:
+		return 2;
+	case REG_DEVICE_ID:
+		return vdev->ops->device_id;
+	case REG_VENDOR_ID:
+		return VIRTIO_MMIO_VENDOR;
+	case REG_DEVICE_FEATURES:
+		if (t->device_features_sel > 1)
+			return 0;
+		return (uint32_t)(vdev->host_features >>
+				  (32 * t->device_features_sel));
+	case REG_QUEUE_NUM_MAX:
+		return q ? q->max_size : 0;
+	case REG_QUEUE_READY:
+		return q ? q->enabled : 0;
+	case REG_INTERRUPT_STATUS:
+		return atomic_load(&vdev->isr);
+	case REG_STATUS:
+		return virtio_get_status(vdev);
+	case REG_SHM_LEN_LOW:
+	case REG_SHM_LEN_HIGH:
+		return 0xffffffff; /* no shared memory regions */
+	case REG_CONFIG_GENERATION:
+		return __atomic_load_n(&vdev->config_generation,
+				       __ATOMIC_ACQUIRE);
+	default:
+		return 0;
+	}
+}
+
+static void mmio_queue_write_locked(struct virtio_mmio *t, uint64_t off,
+				    uint32_t v)
+{
+	struct virtio_queue *q = mmio_queue(t);
+
+	if (!q)
+		return;
+	if (off == REG_QUEUE_READY) {
+		/* Only 1 (after setup) or 0 before DRIVER_OK. */
+		if (!(t->vdev->status & VIRTIO_STATUS_DRIVER_OK))
+			q->enabled = v & 1;
+		return;
+	}
+	if (!virtio_queue_writable_locked(t->vdev, q))
+		return;
+	switch (off) {
+	case REG_QUEUE_NUM:
+		/* Anything but a power of two up to the max fails at start. */
+		q->size = v > 0xffff ? 0 : (uint16_t)v;
+		break;
+	case REG_QUEUE_DESC_LOW:
+		q->desc = (q->desc & ~0xffffffffULL) | v;
+		break;
+	case REG_QUEUE_DESC_HIGH:
+		q->desc = (q->desc & 0xffffffffULL) | ((uint64_t)v << 32);
+		break;
+	case REG_QUEUE_DRIVER_LOW:
+		q->avail = (q->avail & ~0xffffffffULL) | v;
+		break;
+	case REG_QUEUE_DRIVER_HIGH:
+		q->avail = (q->avail & 0xffffffffULL) | ((uint64_t)v << 32);
+		break;
+	case REG_QUEUE_DEVICE_LOW:
+		q->used = (q->used & ~0xffffffffULL) | v;
+		break;
+	case REG_QUEUE_DEVICE_HIGH:
+		q->used = (q->used & 0xffffffffULL) | ((uint64_t)v << 32);
+		break;
+	default:
+		break;
+	}
+}
+
+static void mmio_write_locked(struct virtio_mmio *t, uint64_t off, uint32_t v)
+{
+	struct virtio_dev *vdev = t->vdev;
+
+	switch (off) {
+	case REG_DEVICE_FEATURES_SEL:
+		t->device_features_sel = v;
+		break;
+	case REG_DRIVER_FEATURES:
+		virtio_set_driver_features_locked(vdev, t->driver_features_sel,
+						  v);
+		break;
+	case REG_DRIVER_FEATURES_SEL:
+		t->driver_features_sel = v;
+		break;
+	case REG_QUEUE_SEL:
+		t->queue_sel = v;
+		break;
+	case REG_QUEUE_NOTIFY:
+		/*
+		 * Valid indices are consumed by the ioeventfds; what reaches
+		 * here is out of range or arrived without them: kick the
+		 * queue's eventfd so the queue thread still sees it.
+		 */
+		if (v < vdev->num_queues && vdev->queues[v].kick_fd >= 0)
+			evfd_signal(vdev->queues[v].kick_fd);
+		break;
+	case REG_INTERRUPT_ACK:
+		atomic_fetch_and(&vdev->isr, ~v);
+		break;
+	case REG_STATUS:
+		virtio_set_status_locked(vdev, (uint8_t)v);
+		break;
+	case REG_SHM_SEL:
+		break;
+	default:
+		mmio_queue_write_locked(t, off, v);
+		break;
+	}
+}
+
+void virtio_mmio_access(void *opaque, uint64_t off, uint8_t *data,
+			unsigned int len, bool is_write)
+{
+	struct virtio_mmio *t = opaque;
+	struct virtio_dev *vdev = t->vdev;
+
+	if (off >= REG_CONFIG) {
+		pthread_mutex_lock(&vdev->lock);
+		vdev->ops->config_access(vdev, off - REG_CONFIG, data, len,
+					 is_write);
+		pthread_mutex_unlock(&vdev->lock);
+		return;
+	}
+	if (len != 4 || (off & 3)) {
+		if (!is_write)
+			le_put(data, len, 0);
+		return;
+	}
+	pthread_mutex_lock(&vdev->lock);
+	if (is_write)
+		mmio_write_locked(t, off, (uint32_t)le_get(data, 4));
+	else
+		le_put(data, 4, mmio_read_locked(t, off));
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+int virtio_mmio_init(struct virtio_mmio *t, struct virtio_dev *vdev,
+		     const struct virtio_host *host, uint64_t base,
+		     uint32_t gsi)
+{
+	unsigned int i;
+	int ret;
+
+	t->vdev = vdev;
+	t->host = *host;
+	t->base = base;
+	t->gsi = gsi;
+	vdev->transport = t;
+	vdev->tops = &mmio_ops;
+	t->irq_fd = evfd_new();
+	if (t->irq_fd < 0)
+		return t->irq_fd;
+	ret = host->ops->irqfd(host->opaque, t->irq_fd, gsi, true);
+	if (ret)
+		goto err_irq;
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct virtio_queue *q = &vdev->queues[i];
+
+		q->kick_fd = evfd_new();
+		if (q->kick_fd < 0) {
+			ret = q->kick_fd;
+			goto err_queues;
+		}
+		ret = host->ops->ioeventfd(host->opaque,
+					   base + REG_QUEUE_NOTIFY, 4, false,
+					   true, i, q->kick_fd, true);
+		if (ret) {
+			close(q->kick_fd);
+			q->kick_fd = -1;
+			goto err_queues;
+		}
+	}
+	return 0;
+err_queues:
+	while (i-- > 0) {
+		host->ops->ioeventfd(host->opaque, base + REG_QUEUE_NOTIFY, 4,
+				     false, true, i, vdev->queues[i].kick_fd,
+				     false);
+		close(vdev->queues[i].kick_fd);
+		vdev->queues[i].kick_fd = -1;
+	}
+	host->ops->irqfd(host->opaque, t->irq_fd, gsi, false);
+err_irq:
+	close(t->irq_fd);
+	t->irq_fd = -1;
+	return ret;
+}
+
+void virtio_mmio_destroy(struct virtio_mmio *t)
+{
+	struct virtio_dev *vdev = t->vdev;
+	unsigned int i;
+
+	pthread_mutex_lock(&vdev->lock);
+	virtio_reset_locked(vdev);
+	pthread_mutex_unlock(&vdev->lock);
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct virtio_queue *q = &vdev->queues[i];
+
+		if (q->kick_fd < 0)
+			continue;
+		t->host.ops->ioeventfd(t->host.opaque,
+				       t->base + REG_QUEUE_NOTIFY, 4, false,
+				       true, i, q->kick_fd, false);
+		close(q->kick_fd);
+		q->kick_fd = -1;
+	}
+	if (t->irq_fd >= 0) {
+		t->host.ops->irqfd(t->host.opaque, t->irq_fd, t->gsi, false);
+		close(t->irq_fd);
+		t->irq_fd = -1;
+	}
+}

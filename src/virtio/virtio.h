@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The virtio device core shared by every transport (mmio, pci) and every
+ * device (blk): device status and feature negotiation (virtio 1.2 §2.1,
+ * §2.2, §3.1), per-queue configuration, the reset protocol, and used-buffer
+ * notifications that go out through the transport, deferred so that one
+ * batch raises one interrupt.
+ *
+ * Ownership: the transport owns struct virtio_dev and calls the virtio_*
+ * functions from vCPU threads with vdev->lock held (the _locked suffix);
+ * the device (ops) owns its queue threads, which touch only their own
+ * struct virtio_queue and call virtio_queue_notify().
+ *
+ *   transport register write -> virtio_set_status_locked()
+ *     DRIVER_OK -> virtq_start() for each enabled queue -> ops->start()
+ *     0 (reset) -> ops->stop() (threads joined, in-flight completed)
+ *   queue thread: pop, process, push; if virtq_need_notify():
+ *     virtio_queue_notify(q) -> defer_call() -> tops->notify() once
+ */
+#ifndef MICROVM_VIRTIO_H
+#define MICROVM_VIRTIO_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/guest_mem.h"
+#include "util/log.h"
+#include "virtio/virtq.h"
+
+#define VIRTIO_MAX_QUEUES 64
+
+/* Device status bits (virtio 1.2 §2.1). */
+#define VIRTIO_STATUS_ACKNOWLEDGE 1
+#define VIRTIO_STATUS_DRIVER 2
+#define VIRTIO_STATUS_DRIVER_OK 4
+#define VIRTIO_STATUS_FEATURES_OK 8
+#define VIRTIO_STATUS_NEEDS_RESET 64
+#define VIRTIO_STATUS_FAILED 128
+
+/* Transport-independent feature bits (virtio 1.2 §6). */
+#define VIRTIO_F_INDIRECT_DESC VIRTQ_F_INDIRECT_DESC
+#define VIRTIO_F_EVENT_IDX VIRTQ_F_EVENT_IDX
+#define VIRTIO_F_VERSION_1 32
+
+/* ISR bits (virtio 1.2 §4.1.4.5, §4.2.2 InterruptStatus). */
+#define VIRTIO_ISR_QUEUE 1
+#define VIRTIO_ISR_CONFIG 2
+
+#define VIRTIO_MSI_NO_VECTOR 0xffff
+
+struct virtio_dev;
+
+/* Per-queue counters; written by the queue thread, read by --stats. */
+struct virtio_queue_stats {
+	atomic_uint_fast64_t requests; /* chains completed */
+	atomic_uint_fast64_t batches;  /* completion batches processed */
+	atomic_uint_fast64_t signals;  /* interrupts raised (irqfd writes) */
+	atomic_uint_fast64_t kicks;    /* guest notifications received */
+	atomic_uint_fast64_t errors;   /* requests failed with an error */
+};
+
+struct virtio_queue {
+	struct virtio_dev *vdev;
+	unsigned int index;
+	/* Written by the driver through the transport, under vdev->lock. */
+	uint16_t size;
+	uint16_t max_size;
+	bool enabled;
+	uint64_t desc, avail, used;
+	uint16_t msix_vector;
+	/* Host side. */
+	int kick_fd;     /* eventfd the transport wired to an ioeventfd */
+	struct virtq vq; /* owned by the queue thread once started */
+	struct virtio_queue_stats stats;
+};
+
+/* What a device implements; a const table per device type. */
+struct virtio_dev_ops {
+	const char *name;
+	uint32_t device_id;
+	/* Device-specific configuration space (virtio 1.2 §4.x device cfg). */
+	void (*config_access)(struct virtio_dev *vdev, uint64_t off,
+			      uint8_t *data, unsigned int len, bool is_write);
+	/* DRIVER_OK: every enabled queue's virtq has been started. */
+	int (*start)(struct virtio_dev *vdev);
+	/* Reset: stop queue threads; in-flight requests finished first. */
+	void (*stop)(struct virtio_dev *vdev);
+};
+
+/* What a transport implements; a const table per transport type. */
+struct virtio_transport_ops {
+	const char *name;
+	/* Raise the used-buffer interrupt of @q (not deferred). */
+	void (*notify)(struct virtio_dev *vdev, struct virtio_queue *q);
+	/* Raise the configuration-change interrupt. */
+	void (*notify_config)(struct virtio_dev *vdev);
+};
+
+struct virtio_dev {
+	const struct virtio_dev_ops *ops;
+	const struct virtio_transport_ops *tops;
+	void *dev;       /* the device's private state */
+	void *transport; /* the transport's private state */
+	const struct guest_mem *gm;
+	char name[32];   /* e.g. "vda", for messages and thread names */
+	pthread_mutex_t lock;
+	uint8_t status;          /* as the driver wrote it */
+	atomic_bool needs_reset; /* NEEDS_RESET, settable from any thread */
+	uint64_t host_features;
+	uint64_t driver_features;
+	uint32_t config_generation;
+	atomic_uint isr;
+	bool running; /* ops->start() succeeded and ops->stop() not yet run */
+	unsigned int num_queues;
+	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
+	struct log_ratelimit rl;
+	atomic_uint_fast64_t broken_count;
+};
+
+/**
+ * virtio_dev_init() - set up the core state of a device.
+ * @num_queues: 1..VIRTIO_MAX_QUEUES
+ * @max_size: largest queue size offered, a power of two <= VIRTQ_MAX_SIZE
+ * @features: device feature bits; VERSION_1 is always added
+ * Return: 0 or -EINVAL.  Context: startup.
+ */
+int virtio_dev_init(struct virtio_dev *vdev, const struct virtio_dev_ops *ops,
+		    void *dev, const struct guest_mem *gm,
+		    unsigned int num_queues, uint16_t max_size,
+		    uint64_t features, const char *name);
+
+/** virtio_dev_destroy() - stop the device and free the core state. */
+void virtio_dev_destroy(struct virtio_dev *vdev);
+
+/**
+ * virtio_set_status_locked() - the driver writes the status register.
+ * Enforces the negotiation rules: FEATURES_OK is refused (stays clear)
+ * unless the driver's features are a subset of ours and include VERSION_1;
+ * DRIVER_OK starts the queues and the device; 0 resets. Bits may only be
+ * added, never cleared, except by writing 0.
+ * Context: vCPU thread, vdev->lock held.
+ */
+void virtio_set_status_locked(struct virtio_dev *vdev, uint8_t status);
+
+/**
+ * virtio_get_status() - the status register as the driver reads it.
+ * Context: any thread.
+ */
+uint8_t virtio_get_status(struct virtio_dev *vdev);
+
+/**
+ * virtio_reset_locked() - device reset (virtio 1.2 §2.4): stop the device
+ * and forget negotiated state and queue configuration.
+ * Context: vCPU thread, vdev->lock held.
+ */
+void virtio_reset_locked(struct virtio_dev *vdev);
+
+/**
+ * virtio_set_driver_features_locked() - store 32 feature bits at @word
+ * (0 or 1); ignored once FEATURES_OK is set.
+ */
+void virtio_set_driver_features_locked(struct virtio_dev *vdev,
+				       unsigned int word, uint32_t value);
+
+/**
+ * virtio_queue_writable_locked() - may the driver still change the
+ * configuration of @q? (Not once DRIVER_OK is set or the queue is enabled;
+ * virtio 1.2 §4.2.2.2.)
+ */
+bool virtio_queue_writable_locked(struct virtio_dev *vdev,
+				  struct virtio_queue *q);
+
+/**
+ * virtio_queue_notify() - request the used-buffer interrupt for @q. Inside
+ * a defer_call section (the queue thread's batch) the transport is told
+ * once at the section's end however often this is called.
+ * Context: the queue thread of @q.
+ */
+void virtio_queue_notify(struct virtio_queue *q);
+
+/**
+ * virtio_dev_broken() - the guest broke the device (malformed ring): set
+ * NEEDS_RESET, raise the config interrupt, log rate-limited and count.
+ * Context: any thread.
+ */
+void virtio_dev_broken(struct virtio_dev *vdev, const char *why);
+
+/**
+ * virtio_config_changed() - bump config_generation and raise the
+ * configuration-change interrupt. Context: any thread.
+ */
+void virtio_config_changed(struct virtio_dev *vdev);
+
+/** virtio_dev_print_stats() - per-queue counters, one line each. */
+void virtio_dev_print_stats(struct virtio_dev *vdev, int fd);
+
+#endif

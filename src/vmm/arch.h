@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What each architecture provides to the generic VM code. One directory per
+ * architecture (src/vmm/x86_64, later src/vmm/aarch64) implements these.
+ */
+#ifndef MICROVM_ARCH_H
+#define MICROVM_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+struct vcpu;
+struct vm_config;
+struct kvm_run;
+
+struct arch_ram_range {
+	uint64_t gpa;
+	uint64_t size;
+};
+
+/**
+ * arch_ram_layout() - where @ram_size bytes of RAM go in the guest
+ * physical address space.  Return: number of ranges written to @out.
+ */
+int arch_ram_layout(uint64_t ram_size, struct arch_ram_range *out, int max);
+
+/**
+ * arch_vm_init() - per-VM KVM setup before vCPUs exist (interrupt
+ * controller, timers).  Return: 0 or -errno with a message in @err.
+ */
+int arch_vm_init(struct vm *vm, char *err, size_t errlen);
+
+/**
+ * arch_vcpu_init() - per-vCPU setup (CPUID, MSRs, local APIC).
+ * Return: 0 or -errno with a message in @err.
+ */
+int arch_vcpu_init(struct vm *vm, struct vcpu *vcpu, char *err,
+		   size_t errlen);
+
+/**
+ * arch_handle_exit() - handle an exit reason the generic loop does not
+ * know.  Return: 0 to re-enter the guest, or -1 when the VM must end (the
+ * handler has called vm_request_exit()).
+ */
+int arch_handle_exit(struct vcpu *vcpu, struct kvm_run *run);
+
+/**
+ * arch_irq_routes() - the interrupt-controller routes every VM starts
+ * with, as struct kvm_irq_routing_entry records written to @entries.
+ * @first_msi_gsi: set to the first GSI free for MSI routes
+ * Return: number of entries.
+ */
+int arch_irq_routes(void *entries, int max, uint32_t *first_msi_gsi);
+
+#endif

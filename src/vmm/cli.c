@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The microvm command line. getopt_long does the option scanning; each
+ * value is checked here and a rejected one produces a message that names
+ * the option and the value as the user typed them.
+ */
+#include "vmm/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TIMEOUT (365U * 24 * 3600)
+#define MAX_QUEUES 64
+#define MAX_QUEUE_SIZE 1024
+
+static const char usage_text[] =
+"Usage: microvm --kernel IMAGE [options]\n"
+"\n"
+"Boot a Linux guest under KVM.\n"
+"\n"
+"  --kernel IMAGE      bzImage, or ELF vmlinux with a PVH entry note\n"
+"  --initrd FILE       initial ramdisk\n"
+"  --cmdline STRING    kernel command line (default \"console=ttyS0\")\n"
+"  --cpus N            vCPUs, 1-254 (default 1)\n"
+"  --memory SIZE       guest RAM with K/M/G suffix, plain numbers are MiB\n"
+"                      (default 512M)\n"
+"  --disk SPEC         a virtio-blk disk, repeatable (vda, vdb, ...):\n"
+"                      PATH[,readonly=on][,serial=ID]\n"
+"                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
+"                      [,queues=N][,queue-size=N]\n"
+"                      cache=none (default) uses O_DIRECT where possible,\n"
+"                      writeback the page cache; both honour guest flushes.\n"
+"                      cache=unsafe IGNORES guest flushes: data the guest\n"
+"                      flushed can be lost if the host crashes.\n"
+"  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
+"  --stats             print per-queue I/O counters at exit\n"
+"  --verbose           log more (repeat for debug)\n"
+"  --help              this text\n"
+"\n"
+"Exit status: 0 guest powered off or rebooted; N the guest wrote N to\n"
+"port 0xf4 or to MMIO 0xf0100000; 1 bad input or setup failure;\n"
+"123 guest triple fault; 124 --timeout; 125 internal error.\n"
+"Environment: MICROVM_KVM_DEVICE overrides /dev/kvm.\n";
+
+const char *cli_usage(void)
+{
+	return usage_text;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1ULL << 20;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s)
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		mult = 1ULL << 10;
+		end++;
+		break;
+	case 'm': case 'M':
+		end++;
+		break;
+	case 'g': case 'G':
+		mult = 1ULL << 30;
+		end++;
+		break;
+	case 't': case 'T':
+		mult = 1ULL << 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT64_MAX / mult)
+		return -ERANGE;
+	*out = v * mult;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end || errno == ERANGE)
+		return -EINVAL;
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_onoff(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int disk_key(struct disk_config *d, const char *key, const char *val,
+		    char *err, size_t errlen)
+{
+	unsigned long n;
+
+	if (!strcmp(key, "readonly") || !strcmp(key, "ro")) {
+		if (parse_onoff(val, &d->readonly))
+			goto bad;
+	} else if (!strcmp(key, "serial")) {
+		if (!*val || strlen(val) > 20) {
+			snprintf(err, errlen,
+				 "--disk %s: serial '%s' must be 1-20 bytes",
+				 d->spec, val);
+			return -EINVAL;
+		}
+		free(d->serial);
+		d->serial = strdup(val);
+	} else if (!strcmp(key, "cache")) {
+		if (!strcmp(val, "none"))
+			d->cache = CONFIG_CACHE_NONE;
+		else if (!strcmp(val, "writeback"))
+			d->cache = CONFIG_CACHE_WRITEBACK;
+		else if (!strcmp(val, "unsafe"))
+			d->cache = CONFIG_CACHE_UNSAFE;
+		else
+			goto bad;
+	} else if (!strcmp(key, "transport")) {
+		if (!strcmp(val, "pci"))
+			d->transport = DISK_TRANSPORT_PCI;
+		else if (!strcmp(val, "mmio"))
+			d->transport = DISK_TRANSPORT_MMIO;
+		else
+			goto bad;
+	} else if (!strcmp(key, "queues")) {
+		if (parse_uint(val, MAX_QUEUES, &n) || n == 0)
+			goto bad;
+		d->queues = n;
+	} else if (!strcmp(key, "queue-size")) {
+		if (parse_uint(val, MAX_QUEUE_SIZE, &n) || n < 2 ||
+		    (n & (n - 1)))
+			goto bad;
+		d->queue_size = n;
+	} else {
+		snprintf(err, errlen, "--disk %s: unknown key '%s'", d->spec,
+			 key);
+		return -EINVAL;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "--disk %s: bad value '%s' for %s", d->spec, val,
+		 key);
+	return -EINVAL;
+}
+
+int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
+		   size_t errlen)
+{
+	char *copy, *tok, *save = NULL;
+	int ret = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->spec = spec;
+	copy = strdup(spec);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tok = strtok_r(copy, ",", &save);
+	if (!tok || spec[0] == ',') {
+		snprintf(err, errlen, "--disk '%s': no image path", spec);
+		ret = -EINVAL;
+		goto out;
+	}
+	d->path = strdup(tok);
+	while (!ret && (tok = strtok_r(NULL, ",", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			snprintf(err, errlen,
+				 "--disk %s: '%s' is not key=value", spec, tok);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		ret = disk_key(d, tok, eq + 1, err, errlen);
+	}
+out:
+	free(copy);
+	if (ret) {
+		free(d->path);
+		free(d->serial);
+		d->path = d->serial = NULL;
+	}
+	return ret;
+}
+
+enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
+       OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_VERBOSE, OPT_HELP };
+
+static const struct option options[] = {
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "initrd", required_argument, NULL, OPT_INITRD },
+	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int cli_option(int opt, const char *arg, struct vm_config *cfg,
+		      char *err, size_t errlen)
+{
+	unsigned long n;
+	int ret;
+
+	switch (opt) {
+	case OPT_KERNEL:
+		cfg->kernel = arg;
+		return 0;
+	case OPT_INITRD:
+		cfg->initrd = arg;
+		return 0;
+	case OPT_CMDLINE:
+		cfg->cmdline = arg;
+		return 0;
+	case OPT_CPUS:
+		if (parse_uint(arg, CONFIG_MAX_CPUS, &n) || n == 0) {
+			snprintf(err, errlen,
+				 "--cpus %s: must be a number from 1 to %d",
+				 arg, CONFIG_MAX_CPUS);
+			return -EINVAL;
+		}
+		cfg->cpus = n;
+		return 0;
+	case OPT_MEMORY:
+		ret = cli_parse_size(arg, &cfg->memory);
+		if (ret) {
+			snprintf(err, errlen,
+				 "--memory %s: not a size (use e.g. 512M, 2G)",
+				 arg);
+			return ret;
+		}
+		if (cfg->memory < CONFIG_MIN_MEMORY) {
+			snprintf(err, errlen,
+				 "--memory %s: too small, at least %lluM",
+				 arg, CONFIG_MIN_MEMORY >> 20);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_DISK:
+		if (cfg->nr_disks >= CONFIG_MAX_DISKS) {
+			snprintf(err, errlen, "--disk %s: at most %d disks",
+				 arg, CONFIG_MAX_DISKS);
+			return -EINVAL;
+		}
+		ret = cli_parse_disk(arg, &cfg->disks[cfg->nr_disks], err,
+				     errlen);
+		if (!ret)
+			cfg->nr_disks++;
+		return ret;
+	case OPT_TIMEOUT:
+		if (parse_uint(arg, MAX_TIMEOUT, &n) || n == 0) {
+			snprintf(err, errlen,
+				 "--timeout %s: must be 1 to %u seconds", arg,
+				 MAX_TIMEOUT);
+			return -EINVAL;
+		}
+		cfg->timeout = n;
+		return 0;
+	case OPT_STATS:
+		cfg->stats = true;
+		return 0;
+	case OPT_VERBOSE:
+		cfg->verbose++;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
+			  char *err, size_t errlen)
+{
+	int opt;
+
+	cfg->cpus = 1;
+	cfg->memory = CONFIG_DEFAULT_MEMORY;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			fputs(usage_text, stdout);
+			return CLI_EXIT;
+		}
+		if (opt == '?') {
+			if (optopt)
+				snprintf(err, errlen,
+					 "option %s needs a value",
+					 argv[optind - 1]);
+			else
+				snprintf(err, errlen,
+					 "unknown option '%s' (see --help)",
+					 argv[optind - 1]);
+			return CLI_ERROR;
+		}
+		if (cli_option(opt, optarg, cfg, err, errlen))
+			return CLI_ERROR;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)",
+			 argv[optind]);
+		return CLI_ERROR;
+	}
+	if (!cfg->kernel) {
+		snprintf(err, errlen, "no --kernel given (see --help)");
+		return CLI_ERROR;
+	}
+	if (!cfg->cmdline)
+		cfg->cmdline = "console=ttyS0";
+	return CLI_RUN;
+}
+
+void cli_free(struct vm_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nr_disks; i++) {
+		free(cfg->disks[i].path);
+		free(cfg->disks[i].serial);
+	}
+	cfg->nr_disks = 0;
+}

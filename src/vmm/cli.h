@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Command-line parsing into struct vm_config. Every rejected value gets
+ * one message naming the option and the value; nothing here exits.
+ */
+#ifndef MICROVM_CLI_H
+#define MICROVM_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/config.h"
+
+enum cli_result {
+	CLI_RUN,   /* config is complete: boot it */
+	CLI_EXIT,  /* --help/--version printed: exit 0 */
+	CLI_ERROR, /* message in err: exit non-zero */
+};
+
+/**
+ * cli_parse() - parse argv into @cfg.
+ * @cfg: zeroed config; strings point into argv or are heap copies that
+ *       cli_free() releases
+ * @err/@errlen: the user-facing message for CLI_ERROR
+ *
+ * Return: a cli_result.  Context: main thread, startup.
+ */
+enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
+			  char *err, size_t errlen);
+
+/** cli_free() - release what cli_parse() allocated in @cfg. */
+void cli_free(struct vm_config *cfg);
+
+/**
+ * cli_parse_size() - parse "512M", "2G", "1048576K", "64" (MiB).
+ * Return: 0 or -EINVAL (not a size) / -ERANGE (overflows 64 bits).
+ */
+int cli_parse_size(const char *s, uint64_t *out);
+
+/**
+ * cli_parse_disk() - parse one --disk argument
+ * PATH[,readonly=on|off][,serial=ID][,cache=none|writeback|unsafe]
+ *     [,transport=pci|mmio][,queues=N][,queue-size=N]
+ * Return: 0 or -EINVAL with a message naming the bad key or value.
+ */
+int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
+		   size_t errlen);
+
+/** cli_usage() - the --help text. */
+const char *cli_usage(void);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The VM configuration the command line produces: what to boot, how many
+ * vCPUs and how much RAM, which disks. Filled by cli_parse(), read by main
+ * and the architecture code; nothing in it is touched after startup.
+ */
+#ifndef MICROVM_CONFIG_H
+#define MICROVM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CONFIG_MAX_CPUS 254
+#define CONFIG_MAX_DISKS 16
+#define CONFIG_DEFAULT_MEMORY (512ULL << 20)
+#define CONFIG_MIN_MEMORY (16ULL << 20)
+
+enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };
+enum config_cache { CONFIG_CACHE_NONE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_UNSAFE };
+
+struct disk_config {
+	const char *spec; /* the --disk argument as given, for messages */
+	char *path;
+	bool readonly;
+	char *serial;       /* NULL: derived from the image */
+	enum config_cache cache;
+	enum disk_transport transport;
+	unsigned int queues;     /* 0: default */
+	unsigned int queue_size; /* 0: default */
+};
+
+struct vm_config {
+	const char *kernel;
+	const char *initrd;
+	const char *cmdline;
+	unsigned int cpus;
+	uint64_t memory;
+	unsigned int timeout; /* seconds, 0: none */
+	bool stats;
+	int verbose;
+	struct disk_config disks[CONFIG_MAX_DISKS];
+	unsigned int nr_disks;
+};
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A machine is a VM plus the devices of its configuration. main builds it
+ * through an explicit init table and tears it down in reverse order.
+ * machine_* is architecture-neutral; arch_machine_* (one implementation
+ * per architecture) adds the platform devices, the firmware tables and
+ * the kernel.
+ */
+#ifndef MICROVM_MACHINE_H
+#define MICROVM_MACHINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/config.h"
+#include "vmm/vm.h"
+
+#define MACHINE_MAX_MMIO_DEVS 32
+
+/* A device window the firmware tables must announce (virtio-mmio). */
+struct machine_mmio_dev {
+	uint64_t base;
+	uint64_t size;
+	uint32_t gsi;
+};
+
+struct arch_machine;
+
+struct machine {
+	struct vm vm;
+	const struct vm_config *cfg;
+	uint8_t *kernel;   /* image file contents */
+	size_t kernel_len;
+	uint8_t *initrd;
+	size_t initrd_len;
+	struct machine_mmio_dev mmio_devs[MACHINE_MAX_MMIO_DEVS];
+	unsigned int nr_mmio_devs;
+	struct arch_machine *arch;
+};
+
+/**
+ * arch_machine_devices() - create and register the platform devices
+ * (console UART, reset and exit ports, power management).
+ * Return: 0 or -errno with a message.  Context: startup.
+ */
+int arch_machine_devices(struct machine *m, char *err, size_t errlen);
+
+/**
+ * arch_machine_boot() - write firmware tables for every device the machine
+ * has by now, load the kernel and initrd, and set the boot vCPU's state.
+ * Return: 0 or -errno with a message.  Context: startup, vCPUs created.
+ */
+int arch_machine_boot(struct machine *m, char *err, size_t errlen);
+
+/**
+ * arch_machine_console_start() - connect stdin to the guest console.
+ * Return: 0 or -errno.
+ */
+int arch_machine_console_start(struct machine *m);
+
+/** arch_machine_free() - undo arch_machine_devices(). */
+void arch_machine_free(struct machine *m);
+
+#endif

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * microvm's entry point. Startup is an explicit table of steps, each with
+ * its undo; a failing step unwinds the ones before it in reverse order and
+ * the process exits 1 with the step's one-line message.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+#include "vmm/arch.h"
+#include "vmm/cli.h"
+#include "vmm/console.h"
+#include "vmm/machine.h"
+
+#define ERR_LEN 512
+
+static struct machine machine;
+
+static int read_image(const char *what, const char *path, uint8_t **out,
+		      size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t done = 0;
+	uint8_t *buf;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s %s: %s", what, path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s %s: not a regular file", what, path);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		snprintf(err, errlen, "%s %s: out of memory", what, path);
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + done, st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			snprintf(err, errlen, "%s %s: read failed: %s", what,
+				 path, strerror(-ret));
+			free(buf);
+			close(fd);
+			return ret;
+		}
+		done += n;
+	}
+	close(fd);
+	*out = buf;
+	*len = done;
+	return 0;
+}
+
+static int step_images(struct machine *m, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = read_image("kernel", m->cfg->kernel, &m->kernel, &m->kernel_len,
+			 err, errlen);
+	if (ret || !m->cfg->initrd)
+		return ret;
+	return read_image("initrd", m->cfg->initrd, &m->initrd,
+			  &m->initrd_len, err, errlen);
+}
+
+static void undo_images(struct machine *m)
+{
+	free(m->kernel);
+	free(m->initrd);
+	m->kernel = m->initrd = NULL;
+}
+
+static int step_vm(struct machine *m, char *err, size_t errlen)
+{
+	int ret = vm_open(&m->vm, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = arch_vm_init(&m->vm, err, errlen);
+	if (ret)
+		return ret;
+	return vm_irq_routing_init(&m->vm, err, errlen);
+}
+
+static void undo_vm(struct machine *m)
+{
+	vm_close(&m->vm);
+}
+
+static int step_ram(struct machine *m, char *err, size_t errlen)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psize = sysconf(_SC_PAGESIZE);
+	uint64_t host = (uint64_t)pages * (uint64_t)psize;
+
+	if (pages > 0 && psize > 0 && m->cfg->memory > host) {
+		snprintf(err, errlen,
+			 "--memory %lluM: more than the host's %lluM of RAM",
+			 (unsigned long long)(m->cfg->memory >> 20),
+			 (unsigned long long)(host >> 20));
+		return -ENOMEM;
+	}
+	return vm_add_ram(&m->vm, m->cfg->memory, err, errlen);
+}
+
+static int step_devices(struct machine *m, char *err, size_t errlen)
+{
+	return arch_machine_devices(m, err, errlen);
+}
+
+static void undo_devices(struct machine *m)
+{
+	arch_machine_free(m);
+}
+
+static int step_vcpus(struct machine *m, char *err, size_t errlen)
+{
+	return vm_create_vcpus(&m->vm, m->cfg->cpus, err, errlen);
+}
+
+static int step_boot(struct machine *m, char *err, size_t errlen)
+{
+	return arch_machine_boot(m, err, errlen);
+}
+
+struct init_step {
+	int (*init)(struct machine *m, char *err, size_t errlen);
+	void (*undo)(struct machine *m);
+};
+
+static const struct init_step init_steps[] = {
+	{ step_images, undo_images },
+	{ step_vm, undo_vm },
+	{ step_ram, NULL },        /* RAM goes with the VM */
+	{ step_devices, undo_devices },
+	{ step_vcpus, NULL },      /* vCPUs go with the VM */
+	{ step_boot, NULL },
+};
+
+#define NR_STEPS (sizeof(init_steps) / sizeof(init_steps[0]))
+
+static void machine_undo(struct machine *m, size_t done)
+{
+	while (done-- > 0)
+		if (init_steps[done].undo)
+			init_steps[done].undo(m);
+}
+
+static void on_signal(int sig)
+{
+	vm_request_exit(&machine.vm, 128 + sig, "signal");
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+	static struct vm_config cfg;
+	char err[ERR_LEN] = "";
+	size_t done;
+	int status;
+
+	switch (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
+	case CLI_EXIT:
+		return 0;
+	case CLI_ERROR:
+		fprintf(stderr, "microvm: %s\n", err);
+		return VM_EXIT_STARTUP;
+	case CLI_RUN:
+		break;
+	}
+	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
+		      cfg.verbose ? LOG_INFO : LOG_WARN);
+	machine.cfg = &cfg;
+	for (done = 0; done < NR_STEPS; done++) {
+		if (init_steps[done].init(&machine, err, sizeof(err))) {
+			fprintf(stderr, "microvm: %s\n", err);
+			machine_undo(&machine, done + 1);
+			cli_free(&cfg);
+			return VM_EXIT_STARTUP;
+		}
+	}
+	install_signals();
+	if (arch_machine_console_start(&machine) ||
+	    vm_start_vcpus(&machine.vm)) {
+		fprintf(stderr, "microvm: cannot start threads\n");
+		status = VM_EXIT_INTERNAL;
+		vm_request_exit(&machine.vm, status, "startup");
+	}
+	status = vm_wait(&machine.vm, cfg.timeout);
+	vm_stop_vcpus(&machine.vm);
+	console_restore();
+	if (cfg.verbose && status >= VM_EXIT_GUEST_CRASH)
+		vm_dump_vcpus(&machine.vm);
+	log_info("guest ended: %s, exit status %d",
+		 machine.vm.exit_reason ? machine.vm.exit_reason : "?",
+		 status);
+	if (status == VM_EXIT_TIMEOUT)
+		fprintf(stderr, "microvm: --timeout %u expired\n", cfg.timeout);
+	else if (status == VM_EXIT_GUEST_CRASH)
+		fprintf(stderr, "microvm: guest crashed (%s)\n",
+			machine.vm.exit_reason);
+	machine_undo(&machine, NR_STEPS);
+	cli_free(&cfg);
+	return status;
+}

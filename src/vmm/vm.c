@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Architecture-neutral KVM plumbing: VM creation, guest RAM, vCPU threads
+ * and their run loop (port I/O and MMIO exits go to the buses), and the
+ * exit protocol. A vCPU thread is kicked out of KVM_RUN by a signal whose
+ * handler sets kvm_run->immediate_exit, so a kick that lands just before
+ * KVM_RUN is not lost.
+ */
+#include "vmm/vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/log.h"
+#include "vmm/arch.h"
+
+#define VCPU_KICK_SIGNAL SIGUSR2
+
+static __thread struct kvm_run *vcpu_self_run;
+
+static void vcpu_kick_handler(int sig)
+{
+	(void)sig;
+	if (vcpu_self_run)
+		vcpu_self_run->immediate_exit = 1;
+}
+
+int vm_open(struct vm *vm, char *err, size_t errlen)
+{
+	const char *dev = getenv("MICROVM_KVM_DEVICE");
+	int ret;
+
+	if (!dev || !*dev)
+		dev = "/dev/kvm";
+	vm->kvm_fd = vm->vm_fd = vm->exit_fd = -1;
+	vm->pio.name = "pio";
+	vm->mmio.name = "mmio";
+	vm->kvm_fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "cannot open %s: %s. microvm needs KVM: on a machine "
+			 "without it, run it inside a nested-KVM guest "
+			 "(see tests/e2e/run-guest.sh and README, "
+			 "\"Running without /dev/kvm\")",
+			 dev, strerror(-ret));
+		return ret;
+	}
+	ret = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+	if (ret != KVM_API_VERSION) {
+		snprintf(err, errlen, "%s: KVM API version %d, need %d", dev,
+			 ret, KVM_API_VERSION);
+		return -ENOTSUP;
+	}
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot create a VM: %s", dev,
+			 strerror(-ret));
+		return ret;
+	}
+	vm->run_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (vm->run_size <= 0) {
+		snprintf(err, errlen, "%s: KVM_GET_VCPU_MMAP_SIZE failed", dev);
+		return -ENOTSUP;
+	}
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IRQFD) <= 0 ||
+	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IOEVENTFD) <= 0) {
+		snprintf(err, errlen, "%s: KVM lacks irqfd/ioeventfd", dev);
+		return -ENOTSUP;
+	}
+	vm->exit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->exit_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int vm_add_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
+{
+	struct arch_ram_range ranges[GUEST_MEM_MAX_REGIONS];
+	uint64_t off = 0;
+	int n, i, ret;
+
+	n = arch_ram_layout(size, ranges, GUEST_MEM_MAX_REGIONS);
+	vm->ram = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->ram == MAP_FAILED) {
+		ret = -errno;
+		vm->ram = NULL;
+		snprintf(err, errlen,
+			 "--memory %llu MiB: cannot map guest RAM: %s",
+			 (unsigned long long)(size >> 20), strerror(-ret));
+		return ret;
+	}
+	vm->ram_size = size;
+	madvise(vm->ram, size, MADV_MERGEABLE);
+	for (i = 0; i < n; i++) {
+		struct kvm_userspace_memory_region r = {
+			.slot = vm->nr_slots,
+			.guest_phys_addr = ranges[i].gpa,
+			.memory_size = ranges[i].size,
+			.userspace_addr = (uintptr_t)vm->ram + off,
+		};
+
+		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
+			ret = -errno;
+			snprintf(err, errlen,
+				 "--memory %llu MiB: KVM refused RAM at "
+				 "0x%llx: %s",
+				 (unsigned long long)(size >> 20),
+				 (unsigned long long)ranges[i].gpa,
+				 strerror(-ret));
+			return ret;
+		}
+		ret = guest_mem_add_region(&vm->mem, ranges[i].gpa,
+					   ranges[i].size,
+					   (uint8_t *)vm->ram + off);
+		if (ret) {
+			snprintf(err, errlen, "guest memory map: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		vm->nr_slots++;
+		off += ranges[i].size;
+	}
+	return 0;
+}
+
+int vm_create_vcpus(struct vm *vm, unsigned int ncpus, char *err,
+		    size_t errlen)
+{
+	unsigned int i;
+	int ret;
+
+	vm->vcpus = calloc(ncpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		snprintf(err, errlen, "out of memory for %u vCPUs", ncpus);
+		return -ENOMEM;
+	}
+	vm->ncpus = ncpus;
+	for (i = 0; i < ncpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (i = 0; i < ncpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		v->vm = vm;
+		v->index = i;
+		v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)i);
+		if (v->fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "--cpus %u: cannot create vCPU %u: %s",
+				 ncpus, i, strerror(-ret));
+			return ret;
+		}
+		v->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, v->fd, 0);
+		if (v->run == MAP_FAILED) {
+			ret = -errno;
+			v->run = NULL;
+			snprintf(err, errlen, "vCPU %u: mmap kvm_run: %s", i,
+				 strerror(-ret));
+			return ret;
+		}
+		ret = arch_vcpu_init(vm, v, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void vcpu_handle_io(struct vcpu *v, struct kvm_run *run)
+{
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
+	uint32_t i;
+
+	/* String I/O (rep outsb/insb) arrives as count back-to-back items. */
+	for (i = 0; i < run->io.count; i++, data += run->io.size) {
+		if (!is_write)
+			memset(data, 0xff, run->io.size);
+		bus_dispatch(&v->vm->pio, run->io.port, data, run->io.size,
+			     is_write);
+	}
+}
+
+static void vcpu_handle_mmio(struct vcpu *v, struct kvm_run *run)
+{
+	unsigned int len = run->mmio.len;
+
+	if (len > sizeof(run->mmio.data))
+		return;
+	if (!run->mmio.is_write)
+		memset(run->mmio.data, 0xff, len);
+	bus_dispatch(&v->vm->mmio, run->mmio.phys_addr, run->mmio.data, len,
+		     run->mmio.is_write);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	struct vm *vm = v->vm;
+	struct kvm_run *run = v->run;
+	char name[16];
+	sigset_t set;
+
+	snprintf(name, sizeof(name), "vcpu%u", v->index);
+	pthread_setname_np(pthread_self(), name);
+	vcpu_self_run = run;
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	while (!atomic_load(&vm->stopping)) {
+		int ret = ioctl(v->fd, KVM_RUN, 0);
+
+		if (ret < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				run->immediate_exit = 0;
+				continue;
+			}
+			log_error("vCPU %u: KVM_RUN: %s", v->index,
+				  strerror(errno));
+			vm_request_exit(vm, VM_EXIT_INTERNAL, "KVM_RUN failed");
+			break;
+		}
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			vcpu_handle_io(v, run);
+			break;
+		case KVM_EXIT_MMIO:
+			vcpu_handle_mmio(v, run);
+			break;
+		case KVM_EXIT_INTR:
+			break;
+		case KVM_EXIT_SHUTDOWN:
+			vm_request_exit(vm, VM_EXIT_GUEST_CRASH,
+					"guest triple fault (shutdown)");
+			return NULL;
+		case KVM_EXIT_FAIL_ENTRY:
+			log_error("vCPU %u: entry failed, reason 0x%llx",
+				  v->index,
+				  (unsigned long long)run->fail_entry
+					  .hardware_entry_failure_reason);
+			vm_request_exit(vm, VM_EXIT_INTERNAL, "entry failure");
+			return NULL;
+		case KVM_EXIT_INTERNAL_ERROR:
+			log_error("vCPU %u: KVM internal error, suberror %u",
+				  v->index, run->internal.suberror);
+			vm_request_exit(vm, VM_EXIT_INTERNAL,
+					"KVM internal error");
+			return NULL;
+		default:
+			if (arch_handle_exit(v, run))
+				return NULL;
+			break;
+		}
+	}
+	return NULL;
+}
+
+int vm_start_vcpus(struct vm *vm)
+{
+	struct sigaction sa = { .sa_handler = vcpu_kick_handler };
+	sigset_t set, old;
+	unsigned int i;
+	int ret;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(VCPU_KICK_SIGNAL, &sa, NULL);
+	/* Threads start with the kick blocked; each unblocks it itself. */
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	for (i = 0; i < vm->ncpus; i++) {
+		ret = -pthread_create(&vm->vcpus[i].thread, NULL, vcpu_thread,
+				      &vm->vcpus[i]);
+		if (ret)
+			break;
+		vm->vcpus[i].started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+void vm_request_exit(struct vm *vm, int status, const char *reason)
+{
+	bool expected = false;
+
+	if (!atomic_compare_exchange_strong(&vm->stopping, &expected, true))
+		return;
+	atomic_store(&vm->exit_status, status);
+	vm->exit_reason = reason;
+	if (eventfd_write(vm->exit_fd, 1) < 0)
+		log_error("exit eventfd: %s", strerror(errno));
+}
+
+int vm_wait(struct vm *vm, unsigned int timeout_s)
+{
+	struct pollfd pfd = { .fd = vm->exit_fd, .events = POLLIN };
+	struct timespec start, now;
+	int left_ms = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (timeout_s) {
+			long long el;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			el = (now.tv_sec - start.tv_sec) * 1000LL +
+			     (now.tv_nsec - start.tv_nsec) / 1000000;
+			if (el >= timeout_s * 1000LL) {
+				vm_request_exit(vm, VM_EXIT_TIMEOUT,
+						"--timeout expired");
+				break;
+			}
+			left_ms = (int)(timeout_s * 1000LL - el);
+		}
+		if (poll(&pfd, 1, left_ms) > 0)
+			break;
+	}
+	return atomic_load(&vm->exit_status);
+}
+
+void vm_stop_vcpus(struct vm *vm)
+{
+	unsigned int i;
+
+	atomic_store(&vm->stopping, true);
+	for (i = 0; i < vm->ncpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		if (!v->started)
+			continue;
+		/*
+		 * Repeat the kick until the thread is gone: a signal that lands
+		 * between the stopping check and KVM_RUN sets immediate_exit.
+		 */
+		for (;;) {
+			struct timespec ts;
+
+			pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(v->thread, NULL, &ts) == 0)
+				break;
+		}
+		v->started = false;
+	}
+}
+
+void vm_close(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; vm->vcpus && i < vm->ncpus; i++) {
+		if (vm->vcpus[i].run)
+			munmap(vm->vcpus[i].run, vm->run_size);
+		if (vm->vcpus[i].fd >= 0)
+			close(vm->vcpus[i].fd);
+	}
+	free(vm->vcpus);
+	vm->vcpus = NULL;
+	if (vm->ram)
+		munmap(vm->ram, vm->ram_size);
+	vm->ram = NULL;
+	free(vm->routes);
+	vm->routes = NULL;
+	if (vm->exit_fd >= 0)
+		close(vm->exit_fd);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	vm->exit_fd = vm->vm_fd = vm->kvm_fd = -1;
+}
+
+void vm_irq_line(void *opaque, uint32_t gsi, int level)
+{
+	struct vm *vm = opaque;
+	struct kvm_irq_level irq = { .irq = gsi, .level = level ? 1 : 0 };
+
+	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
+		log_warn("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
+}
+
+void vm_dump_vcpus(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->ncpus; i++) {
+		struct kvm_regs r;
+		struct kvm_sregs s;
+
+		if (ioctl(vm->vcpus[i].fd, KVM_GET_REGS, &r) < 0 ||
+		    ioctl(vm->vcpus[i].fd, KVM_GET_SREGS, &s) < 0)
+			continue;
+		log_msg(LOG_ERROR,
+			"vCPU %u: rip %llx rsp %llx rflags %llx cr0 %llx "
+			"cr3 %llx cr4 %llx efer %llx cs %x/%llx",
+			i, (unsigned long long)r.rip,
+			(unsigned long long)r.rsp,
+			(unsigned long long)r.rflags,
+			(unsigned long long)s.cr0, (unsigned long long)s.cr3,
+			(unsigned long long)s.cr4, (unsigned long long)s.efer,
+			s.cs.selector, (unsigned long long)s.cs.base);
+	}
+}

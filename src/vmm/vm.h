@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The KVM virtual machine: the /dev/kvm and VM descriptors, guest RAM, the
+ * PIO and MMIO buses and the vCPU threads. vm_* is architecture-neutral;
+ * what differs per architecture lives behind arch.h.
+ *
+ * Lifecycle: vm_open() -> vm_add_ram() -> devices register on the buses ->
+ * vm_start_vcpus() -> vm_wait() returns the exit status -> vm_stop_vcpus()
+ * -> vm_close().
+ */
+#ifndef MICROVM_VM_H
+#define MICROVM_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/guest_mem.h"
+#include "vmm/bus.h"
+
+/* Exit statuses that are not a guest-chosen byte. */
+#define VM_EXIT_OK 0
+#define VM_EXIT_STARTUP 1       /* bad input or setup failure */
+#define VM_EXIT_GUEST_CRASH 123 /* triple fault / unexpected shutdown */
+#define VM_EXIT_TIMEOUT 124
+#define VM_EXIT_INTERNAL 125    /* KVM or VMM failure while running */
+
+struct kvm_run;
+
+#define VM_MAX_ROUTES 1024
+
+struct vcpu {
+	struct vm *vm;
+	unsigned int index;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool started;
+};
+
+struct vm {
+	int kvm_fd;
+	int vm_fd;
+	int run_size;          /* KVM_GET_VCPU_MMAP_SIZE */
+	struct guest_mem mem;
+	void *ram;             /* one host mapping for all RAM regions */
+	uint64_t ram_size;
+	unsigned int nr_slots;
+	struct bus pio;
+	struct bus mmio;
+	unsigned int ncpus;
+	struct vcpu *vcpus;
+	atomic_bool stopping;
+	atomic_int exit_status;
+	int exit_fd;           /* eventfd: becomes readable once vm_request_exit() ran */
+	/* GSI routing table (KVM_SET_GSI_ROUTING), under irq_lock. */
+	pthread_mutex_t irq_lock;
+	void *routes;          /* struct kvm_irq_routing_entry[VM_MAX_ROUTES] */
+	unsigned int nr_routes;
+	uint32_t next_gsi;     /* next free GSI for MSI routes */
+	const char *exit_reason;
+};
+
+/**
+ * vm_open() - open the KVM device and create an empty VM.
+ * @vm: zeroed struct to fill
+ * @err/@errlen: one user-facing message on failure
+ *
+ * The device is /dev/kvm unless MICROVM_KVM_DEVICE names another path.
+ * Return: 0 or -errno.  Context: main thread, startup.
+ */
+int vm_open(struct vm *vm, char *err, size_t errlen);
+
+/**
+ * vm_add_ram() - allocate @size bytes of guest RAM laid out by the
+ * architecture (arch_ram_layout()) and register it with KVM and vm->mem.
+ * Return: 0 or -errno with a message in @err.  Context: startup.
+ */
+int vm_add_ram(struct vm *vm, uint64_t size, char *err, size_t errlen);
+
+/**
+ * vm_create_vcpus() - create @ncpus vCPUs and map their kvm_run areas.
+ * Return: 0 or -errno with a message.  Context: startup, after the irqchip.
+ */
+int vm_create_vcpus(struct vm *vm, unsigned int ncpus, char *err,
+		    size_t errlen);
+
+/**
+ * vm_start_vcpus() - start one thread per vCPU running KVM_RUN.
+ * Return: 0 or -errno.  Context: main thread.
+ */
+int vm_start_vcpus(struct vm *vm);
+
+/**
+ * vm_request_exit() - end the VM with @status; the first call wins.
+ * @reason: static string for --verbose / messages
+ * Context: any thread (vCPU, device, timer); async-signal-unsafe.
+ */
+void vm_request_exit(struct vm *vm, int status, const char *reason);
+
+/**
+ * vm_wait() - block until vm_request_exit() or @timeout_s seconds (0: no
+ * limit) pass.  Return: the exit status (VM_EXIT_TIMEOUT on timeout).
+ * Context: main thread.
+ */
+int vm_wait(struct vm *vm, unsigned int timeout_s);
+
+/**
+ * vm_stop_vcpus() - kick every vCPU out of KVM_RUN and join its thread.
+ * Context: main thread.
+ */
+void vm_stop_vcpus(struct vm *vm);
+
+/**
+ * vm_dump_vcpus() - log every vCPU's main registers (for --verbose after a
+ * timeout or crash).  Context: main thread, vCPUs stopped.
+ */
+void vm_dump_vcpus(struct vm *vm);
+
+/** vm_close() - release everything vm_open() and later calls acquired. */
+void vm_close(struct vm *vm);
+
+/**
+ * vm_irq_line() - set the level of an interrupt controller input pin.
+ * Matches irq_set_fn (devices/irq.h) so devices can take it directly.
+ * Context: any thread.
+ */
+void vm_irq_line(void *vm, uint32_t gsi, int level);
+
+/**
+ * vm_irq_routing_init() - install the architecture's base GSI routes
+ * (arch_irq_routes()) so that MSI routes can be added later.
+ * Return: 0 or -errno with a message.  Context: startup, after irqchip.
+ */
+int vm_irq_routing_init(struct vm *vm, char *err, size_t errlen);
+
+/* The hypervisor services virtio transports use (virtio/host.h). */
+extern const struct virtio_host_ops vm_virtio_host_ops;
+
+#endif

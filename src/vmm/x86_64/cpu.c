@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Per-vCPU x86 state. CPUID starts from what KVM supports and gets each
+ * vCPU's APIC ID in every leaf that reports one (1, 0xb, 0x1f,
+ * 0x8000001e) so the topology the guest reads matches the MADT. The local
+ * APIC gets LINT0 = ExtINT and LINT1 = NMI, as firmware would leave it.
+ */
+#include "cpu.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "boot.h"
+#include "vmm/arch.h"
+#include "vmm/vm.h"
+
+#define CPUID_MAX_ENTRIES 256
+#define APIC_LVT_LINT0 0x350
+#define APIC_LVT_LINT1 0x360
+#define APIC_MODE_NMI 0x4
+#define APIC_MODE_EXTINT 0x7
+
+static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
+			unsigned int ncpus)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		switch (e->function) {
+		case 1:
+			/* Initial APIC ID and logical processor count. */
+			e->ebx = (e->ebx & 0xffff) | (id << 24) |
+				 ((ncpus & 0xff) << 16);
+			e->edx |= 1u << 28; /* HTT: the count field is valid */
+			e->ecx |= 1u << 31; /* running under a hypervisor */
+			break;
+		case 0xb:
+		case 0x1f:
+			e->edx = id;
+			break;
+		case 0x8000001e:
+			e->eax = id;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static int lapic_init(struct vcpu *v)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t *lint0, *lint1;
+
+	if (ioctl(v->fd, KVM_GET_LAPIC, &lapic) < 0)
+		return -errno;
+	lint0 = (uint32_t *)&lapic.regs[APIC_LVT_LINT0];
+	lint1 = (uint32_t *)&lapic.regs[APIC_LVT_LINT1];
+	*lint0 = (*lint0 & ~0x700u) | (APIC_MODE_EXTINT << 8);
+	*lint1 = (*lint1 & ~0x700u) | (APIC_MODE_NMI << 8);
+	if (ioctl(v->fd, KVM_SET_LAPIC, &lapic) < 0)
+		return -errno;
+	return 0;
+}
+
+int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
+{
+	struct kvm_cpuid2 *c;
+	int ret;
+
+	c = calloc(1, sizeof(*c) +
+			      CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->nent = CPUID_MAX_ENTRIES;
+	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s",
+			 strerror(-ret));
+		goto out;
+	}
+	cpuid_fixup(c, v->index, vm->ncpus);
+	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "vCPU %u: KVM_SET_CPUID2: %s", v->index,
+			 strerror(-ret));
+		goto out;
+	}
+	ret = lapic_init(v);
+	if (ret)
+		snprintf(err, errlen, "vCPU %u: local APIC setup: %s",
+			 v->index, strerror(-ret));
+out:
+	free(c);
+	return ret;
+}
+
+static void seg_flat(struct kvm_segment *s, uint16_t sel, uint8_t type,
+		     bool code64)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = 0;
+	s->limit = 0xffffffff;
+	s->selector = sel;
+	s->type = type;
+	s->present = 1;
+	s->s = 1;
+	s->g = 1;
+	s->l = code64;
+	s->db = !code64;
+}
+
+int x86_cpu_set_boot_state(struct vcpu *v, const struct x86_boot_state *st,
+			   char *err, size_t errlen)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		goto fail;
+	seg_flat(&sregs.cs, st->cs_sel, 0xb, st->cs_long);
+	seg_flat(&sregs.ds, st->ds_sel, 0x3, false);
+	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+	memset(&sregs.tr, 0, sizeof(sregs.tr));
+	sregs.tr.type = 0xb; /* busy 32/64-bit TSS */
+	sregs.tr.present = 1;
+	sregs.tr.limit = 0x67;
+	sregs.gdt.base = st->gdt_base;
+	sregs.gdt.limit = st->gdt_limit;
+	sregs.cr0 = st->cr0;
+	sregs.cr3 = st->cr3;
+	sregs.cr4 = st->cr4;
+	sregs.efer = st->efer;
+	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0)
+		goto fail;
+
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = st->rip;
+	regs.rsp = st->rsp;
+	regs.rsi = st->rsi;
+	regs.rbx = st->rbx;
+	regs.rflags = st->rflags ? st->rflags : 2;
+	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "vCPU %u: setting boot registers: %s", v->index,
+		 strerror(errno));
+	return -errno;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The x86_64 guest physical memory map and legacy resource assignments.
+ * RAM starts at 0; what does not fit below MMIO_HOLE_START continues at
+ * 4 GiB. Everything between MMIO_HOLE_START and 4 GiB is device space.
+ */
+#ifndef MICROVM_X86_LAYOUT_H
+#define MICROVM_X86_LAYOUT_H
+
+/* Low memory used by the boot path (all inside the first MiB). */
+#define LAYOUT_GDT_ADDR 0x500ULL
+#define LAYOUT_BOOT_PARAMS_ADDR 0x7000ULL  /* zero page / PVH start_info */
+#define LAYOUT_PML4_ADDR 0x9000ULL         /* PML4, PDPT, then 4 PDs */
+#define LAYOUT_CMDLINE_ADDR 0x20000ULL
+#define LAYOUT_CMDLINE_MAX 0x10000ULL      /* incl. terminating NUL */
+#define LAYOUT_EBDA_START 0x9fc00ULL       /* e820: RAM below, reserved */
+#define LAYOUT_ACPI_ADDR 0xe0000ULL        /* RSDP first, then tables */
+#define LAYOUT_ACPI_SIZE 0x20000ULL        /* up to 1 MiB */
+#define LAYOUT_HIMEM_START 0x100000ULL     /* kernel loaded here */
+#define LAYOUT_BOOT_STACK 0x8ff0ULL
+
+/* The 32-bit device hole. */
+#define MMIO_HOLE_START 0xc0000000ULL
+#define PCI_MMIO32_BASE 0xc0000000ULL      /* BAR window */
+#define PCI_MMIO32_SIZE 0x20000000ULL
+#define PCI_ECAM_BASE 0xe0000000ULL        /* bus 0 only */
+#define PCI_ECAM_SIZE 0x100000ULL
+#define VIRTIO_MMIO_BASE 0xf0000000ULL     /* 4 KiB slot per device */
+#define VIRTIO_MMIO_SLOT 0x1000ULL
+#define VIRTIO_MMIO_MAX_SLOTS 32
+#define EXIT_MMIO_ADDR 0xf0100000ULL       /* 1-byte guest exit register */
+#define IOAPIC_ADDR 0xfec00000ULL
+#define LAPIC_ADDR 0xfee00000ULL
+#define HIMEM_START 0x100000000ULL
+
+/* I/O ports. */
+#define PORT_COM1 0x3f8
+#define PORT_I8042_DATA 0x60
+#define PORT_I8042_CMD 0x64
+#define PORT_ACPI_SLEEP_CTL 0x600          /* FADT X_SLEEP_CONTROL_REG */
+#define PORT_ACPI_SLEEP_STS 0x601          /* FADT X_SLEEP_STATUS_REG */
+#define PORT_ACPI_RESET 0x602              /* FADT RESET_REG */
+#define ACPI_RESET_VALUE 0x1
+#define ACPI_S5_SLP_TYP 5                  /* _S5 package value */
+#define PORT_EXIT 0xf4                     /* 1-byte guest exit port */
+#define PORT_PCI_CONFIG_ADDR 0xcf8
+#define PORT_PCI_CONFIG_DATA 0xcfc
+
+/* Interrupts: GSIs on the in-kernel IOAPIC (24 pins). */
+#define IRQ_COM1 4
+#define IRQ_VIRTIO_MMIO_FIRST 16           /* 16..23, one per device */
+#define IRQ_VIRTIO_MMIO_COUNT 8
+#define IOAPIC_NR_PINS 24
+
+#endif

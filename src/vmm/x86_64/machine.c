@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
+ * i8042 reset line, the guest exit port and MMIO register, the ACPI power
+ * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the kernel and the boot
+ * vCPU's entry state.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acpi.h"
+#include "boot.h"
+#include "cpu.h"
+#include "devices/exitdev.h"
+#include "devices/i8042.h"
+#include "devices/serial.h"
+#include "layout.h"
+#include "platform.h"
+#include "util/log.h"
+#include "vmm/console.h"
+#include "vmm/machine.h"
+
+struct arch_machine {
+	struct serial com1;
+	struct i8042 kbd;
+	struct exitdev exitdev;
+};
+
+static void machine_reset(void *opaque)
+{
+	vm_request_exit(opaque, VM_EXIT_OK, "i8042 reset");
+}
+
+static void machine_guest_exit(void *opaque, int status)
+{
+	vm_request_exit(opaque, status, "guest exit register");
+}
+
+int arch_machine_devices(struct machine *m, char *err, size_t errlen)
+{
+	struct arch_machine *a;
+	struct vm *vm = &m->vm;
+	const char *what;
+	int ret;
+
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	m->arch = a;
+	what = "COM1";
+	ret = serial_init(&a->com1, STDOUT_FILENO, vm_irq_line, vm, IRQ_COM1);
+	if (ret)
+		goto fail;
+	ret = bus_register(&vm->pio, PORT_COM1, 8, serial_access, &a->com1);
+	if (ret)
+		goto fail;
+	what = "i8042";
+	i8042_init(&a->kbd, machine_reset, vm);
+	ret = bus_register(&vm->pio, PORT_I8042_DATA, 1, i8042_data_access,
+			   &a->kbd);
+	if (!ret)
+		ret = bus_register(&vm->pio, PORT_I8042_CMD, 1,
+				   i8042_cmd_access, &a->kbd);
+	if (ret)
+		goto fail;
+	what = "exit port";
+	exitdev_init(&a->exitdev, machine_guest_exit, vm);
+	ret = bus_register(&vm->pio, PORT_EXIT, EXITDEV_PIO_LEN, exitdev_access,
+			   &a->exitdev);
+	if (!ret)
+		ret = bus_register(&vm->mmio, EXIT_MMIO_ADDR, EXITDEV_MMIO_LEN,
+				   exitdev_access,
+				   &a->exitdev);
+	if (ret)
+		goto fail;
+	what = "ACPI PM ports";
+	ret = x86_platform_register_pm(vm);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", what, strerror(-ret));
+	return ret;
+}
+
+static int machine_acpi(struct machine *m, char *err, size_t errlen)
+{
+	struct acpi_mmio_dev mmio[MACHINE_MAX_MMIO_DEVS];
+	struct acpi_config ac = { .ncpus = m->vm.ncpus, .mmio = mmio };
+	uint8_t *buf;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < m->nr_mmio_devs; i++) {
+		mmio[i].base = m->mmio_devs[i].base;
+		mmio[i].size = m->mmio_devs[i].size;
+		mmio[i].gsi = m->mmio_devs[i].gsi;
+	}
+	ac.nr_mmio = m->nr_mmio_devs;
+	buf = guest_mem_ptr(&m->vm.mem, LAYOUT_ACPI_ADDR, LAYOUT_ACPI_SIZE);
+	if (!buf) {
+		snprintf(err, errlen, "no guest RAM for ACPI tables");
+		return -ENOMEM;
+	}
+	ret = acpi_build(&ac, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_ADDR);
+	if (ret < 0) {
+		snprintf(err, errlen, "building ACPI tables: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int arch_machine_boot(struct machine *m, char *err, size_t errlen)
+{
+	const struct vm_config *cfg = m->cfg;
+	struct x86_boot_cfg bc = {
+		.kernel = m->kernel,
+		.kernel_len = m->kernel_len,
+		.kernel_path = cfg->kernel,
+		.initrd = m->initrd,
+		.initrd_len = m->initrd_len,
+		.initrd_path = cfg->initrd,
+		.cmdline = cfg->cmdline,
+		.ram_size = m->vm.ram_size,
+		.rsdp_gpa = LAYOUT_ACPI_ADDR,
+	};
+	struct x86_boot_state st;
+	int ret;
+
+	ret = machine_acpi(m, err, errlen);
+	if (ret)
+		return ret;
+	memset(&st, 0, sizeof(st));
+	ret = x86_boot_load(&m->vm.mem, &bc, &st, err, errlen);
+	if (ret)
+		return ret;
+	return x86_cpu_set_boot_state(&m->vm.vcpus[0], &st, err, errlen);
+}
+
+static size_t machine_console_input(void *opaque, const uint8_t *buf,
+				    size_t n)
+{
+	struct arch_machine *a = opaque;
+
+	return serial_input(&a->com1, buf, n);
+}
+
+int arch_machine_console_start(struct machine *m)
+{
+	return console_start(machine_console_input, m->arch);
+}
+
+void arch_machine_free(struct machine *m)
+{
+	if (!m->arch)
+		return;
+	serial_destroy(&m->arch->com1);
+	free(m->arch);
+	m->arch = NULL;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * x86_64 machine pieces main wires up: the ACPI power-management ports and
+ * the boot of the configured kernel (firmware tables, loader, BSP state).
+ */
+#ifndef MICROVM_X86_PLATFORM_H
+#define MICROVM_X86_PLATFORM_H
+
+struct vm;
+
+/**
+ * x86_platform_register_pm() - claim the FADT's sleep/reset ports.
+ * Return: 0 or -errno.  Context: startup.
+ */
+int x86_platform_register_pm(struct vm *vm);
+
+#endif

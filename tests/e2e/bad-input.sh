@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Bad-input tests of the microvm command line, run on the host: each case
+# must end with a non-zero status (and not by a timeout) and exactly one
+# line on stderr that names the rejected value. These never need a guest
+# to boot; valid parts of each command use the real test kernel.
+#
+# Usage: bad-input.sh --microvm BIN --artifacts DIR CASE
+#        bad-input.sh --list
+set -uo pipefail
+
+CASES="missing_kernel unreadable_kernel random_kernel truncated_kernel
+arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
+unknown_option initrd_too_big no_kvm_device"
+
+microvm=
+art=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--microvm) microvm=$2; shift 2 ;;
+	--artifacts) art=$2; shift 2 ;;
+	--list) echo $CASES; exit 0 ;;
+	-*) echo "bad-input: unknown option '$1'" >&2; exit 1 ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 1 ] && [ -n "$microvm" ] && [ -n "$art" ] ||
+	{ echo "usage: bad-input.sh --microvm BIN --artifacts DIR CASE" >&2; exit 1; }
+case=$1
+kernel=$art/vmlinuz
+initrd=$art/l2-initrd.cpio.gz
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bad-input.XXXXXX") || exit 1
+trap 'chmod -R u+rwx "$work"; rm -rf "$work"' EXIT
+
+env_args=()
+one_line=1
+# Each case sets args (the microvm command line) and patterns: every
+# pattern (grep -E, case-insensitive) must match the stderr line.
+case "$case" in
+missing_kernel)
+	args=(--kernel "$work/no-such-vmlinuz")
+	patterns=("$work/no-such-vmlinuz")
+	;;
+unreadable_kernel)
+	# root reads any file, so root gets a directory instead.
+	if [ "$(id -u)" -eq 0 ]; then
+		mkdir "$work/vmlinuz-dir"
+		bad=$work/vmlinuz-dir
+	else
+		cp "$kernel" "$work/vmlinuz-noread"
+		chmod 000 "$work/vmlinuz-noread"
+		bad=$work/vmlinuz-noread
+	fi
+	args=(--kernel "$bad")
+	patterns=("$bad")
+	;;
+random_kernel)
+	head -c 65536 /dev/urandom >"$work/random.img"
+	args=(--kernel "$work/random.img")
+	patterns=("$work/random.img")
+	;;
+truncated_kernel)
+	head -c 10000 "$kernel" >"$work/truncated.bzImage"
+	args=(--kernel "$work/truncated.bzImage")
+	patterns=("$work/truncated.bzImage")
+	;;
+arm64_kernel)
+	# An arm64 Image header: magic "ARM\x64" at offset 0x38.
+	head -c 64 /dev/zero >"$work/arm64.Image"
+	printf 'ARM\x64' | dd of="$work/arm64.Image" bs=1 seek=56 \
+		conv=notrunc 2>/dev/null
+	args=(--kernel "$work/arm64.Image")
+	patterns=("$work/arm64.Image")
+	;;
+cpus_0 | cpus_1000)
+	n=${case#cpus_}
+	args=(--kernel "$kernel" --cpus "$n")
+	patterns=("cpus" "(^|[^0-9])$n([^0-9]|$)")
+	;;
+memory_*)
+	v=${case#memory_}
+	args=(--kernel "$kernel" --memory "$v")
+	patterns=("memory" "(^|[^0-9A-Za-z])$v([^0-9A-Za-z]|$)")
+	;;
+unknown_option)
+	args=(--kernel "$kernel" --frobnicate)
+	patterns=("--frobnicate")
+	;;
+initrd_too_big)
+	truncate -s 100M "$work/big.initrd"
+	args=(--kernel "$kernel" --initrd "$work/big.initrd" --memory 64M)
+	patterns=("$work/big.initrd|initrd")
+	;;
+no_kvm_device)
+	env_args=(MICROVM_KVM_DEVICE=/nonexistent)
+	args=(--kernel "$kernel" --initrd "$initrd" --timeout 10)
+	patterns=("/nonexistent" "nested")
+	one_line=0
+	;;
+*)
+	echo "bad-input: unknown case '$case' (cases: $(echo $CASES))" >&2
+	exit 1
+	;;
+esac
+
+echo "bad-input: $case: ${env_args[*]} $microvm ${args[*]}"
+env "${env_args[@]}" timeout -k 5 60 "$microvm" "${args[@]}" \
+	</dev/null >"$work/out" 2>"$work/err"
+status=$?
+echo "bad-input: status $status; stderr:"
+cat "$work/err"
+
+fails=0
+fail()
+{
+	echo "bad-input: FAIL: $*"
+	fails=$((fails + 1))
+}
+[ $status -ne 0 ] || fail "exit status 0 for bad input"
+[ $status -ne 124 ] && [ $status -ne 137 ] ||
+	fail "did not end by itself (status $status)"
+[ $status -lt 128 ] || fail "killed by signal $((status - 128))"
+lines=$(grep -c . "$work/err")
+if [ "$lines" -eq 0 ]; then
+	fail "nothing on stderr"
+elif [ $one_line -eq 1 ] && [ "$lines" -ne 1 ]; then
+	fail "$lines lines on stderr, expected one"
+fi
+for p in "${patterns[@]}"; do
+	grep -qiE -- "$p" "$work/err" || fail "stderr does not match '$p'"
+done
+[ $fails -eq 0 ] || exit 1
+echo "bad-input: PASS"

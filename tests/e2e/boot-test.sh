@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# One real-guest test: boots the L2 test guest (Debian cloud kernel and
+# prepare.sh's initramfs) under microvm through run-guest.sh, in direct or
+# nested mode, then checks microvm's exit status, the guest's own checks
+# (guest/scenarios.sh: CPUs, memory, dmesg) and what the host can see
+# (command-line marker, the stdin line echoed back, elapsed time).
+#
+# Usage: boot-test.sh --microvm BIN --artifacts DIR [--cpus N]
+#        [--memory MIB] [--end poweroff|reboot|port:N|mmio:N|hang]
+#        [--status N] [--stdin-line TEXT] [--vm-timeout S]
+#        [--min-seconds S] [--no-guest-result] [--mode MODE]
+# Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
+set -uo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+microvm=
+art=
+cpus=1
+mib=256
+end=poweroff
+want_status=0
+stdin_line=
+vm_timeout=
+min_seconds=
+guest_result=1
+mode_args=()
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--microvm) microvm=$2; shift 2 ;;
+	--artifacts) art=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--memory) mib=$2; shift 2 ;;
+	--end) end=$2; shift 2 ;;
+	--status) want_status=$2; shift 2 ;;
+	--stdin-line) stdin_line=$2; shift 2 ;;
+	--vm-timeout) vm_timeout=$2; shift 2 ;;
+	--min-seconds) min_seconds=$2; shift 2 ;;
+	--no-guest-result) guest_result=0; shift ;;
+	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	*) echo "boot-test: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+[ -n "$microvm" ] && [ -n "$art" ] ||
+	{ echo "boot-test: --microvm and --artifacts are required" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/boot-test.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+marker=e2e-marker-$$-$RANDOM
+
+cmdline="console=ttyS0 quiet panic=-1 microvm.test=boot microvm.cpus=$cpus"
+cmdline+=" microvm.mem=$mib microvm.end=$end microvm.marker=$marker"
+stdin_args=()
+if [ -n "$stdin_line" ]; then
+	# Padding first: see e2e_check_stdin in guest/scenarios.sh.
+	for i in 1 2 3 4; do
+		printf '%063d\n' 0
+	done >"$work/stdin"
+	printf 'E2E-IN:%s\n' "$stdin_line" >>"$work/stdin"
+	stdin_args=(--stdin "$work/stdin")
+	cmdline+=" microvm.stdin=1"
+fi
+vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
+	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M")
+[ -z "$vm_timeout" ] || vm_args+=(--timeout "$vm_timeout")
+
+echo "boot-test: $microvm ${vm_args[*]}"
+start=$(date +%s.%N)
+MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
+	--artifacts "$art" "${stdin_args[@]}" -- "$microvm" "${vm_args[@]}" |
+	tee "$work/console"
+status=${PIPESTATUS[0]}
+elapsed=$(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")
+echo "boot-test: exit status $status after $elapsed s"
+
+[ "$status" -ne 77 ] || exit 77
+fails=0
+fail()
+{
+	echo "boot-test: FAIL: $*"
+	fails=$((fails + 1))
+}
+
+tr -d '\r' <"$work/console" >"$work/console.txt"
+console=$work/console.txt
+[ "$status" -eq "$want_status" ] ||
+	fail "exit status $status, expected $want_status"
+if [ "$guest_result" = 1 ]; then
+	grep -q '^E2E-RESULT: PASS$' "$console" ||
+		fail "the guest did not report E2E-RESULT: PASS"
+	if grep -q '^E2E-RESULT: FAIL' "$console"; then
+		fail "the guest reported: $(grep '^E2E-RESULT: FAIL' "$console" |
+			tr '\n' ';')"
+	fi
+	grep -q "^E2E-CMDLINE: .*microvm.marker=$marker" "$console" ||
+		fail "marker $marker from --cmdline not in the guest's /proc/cmdline"
+	if [ -n "$stdin_line" ]; then
+		grep -qxF "E2E-STDIN: $stdin_line" "$console" ||
+			fail "the line written to stdin did not come back"
+	fi
+fi
+if [ -n "$min_seconds" ] &&
+   awk "BEGIN { exit !($elapsed < $min_seconds) }"; then
+	fail "ended after $elapsed s, before the $min_seconds s expected"
+fi
+
+if [ $fails -ne 0 ]; then
+	echo "boot-test: $fails check(s) failed"
+	exit 1
+fi
+echo "boot-test: PASS"

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# /init of the L1 machine in nested mode (see ../run-guest.sh). Loads KVM,
+# copies shared disk files in from virtio disks, runs the command that
+# /e2e/run.env describes with its stdout on ttyS1 (the host's stdout),
+# copies the disk files back, reports on ttyS0 and powers off.
+# ttyS0 protocol, read by run-guest.sh:
+#   E2E-L1-ERROR: why           the harness itself failed
+#   E2E-L1-START: UPTIME        L1 reached the command (L1 seconds)
+#   E2E-L1-STDERR-BEGIN ... E2E-L1-STDERR-END   the command's stderr
+#   E2E-L1-EXIT-STATUS: N       the command's exit status
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /run
+# Keep kernel messages off ttyS0 so that the protocol lines stay whole.
+echo 1 >/proc/sys/kernel/printk
+
+l1_fail()
+{
+	echo "E2E-L1-ERROR: $*"
+	dmesg | tail -n 40
+	poweroff -f
+	sleep 60
+}
+
+# l1_load SET: insmod the modules of /lib/modules/SET.order, in order.
+l1_load()
+{
+	for m in $(cat "/lib/modules/$1.order"); do
+		insmod "/lib/modules/$m.ko" || l1_fail "insmod $m.ko"
+	done
+}
+
+l1_load kvm
+[ -c /dev/kvm ] || l1_fail "no /dev/kvm after loading kvm-amd"
+
+[ -f /e2e/run.env ] || l1_fail "no /e2e/run.env in the initramfs"
+. /e2e/run.env
+
+# E2E_DISKS: "SIZE PATH" lines; disk N is the virtio disk with serial
+# e2e-shareN and holds the contents of host file PATH.
+l1_disk_dev()
+{
+	for s in /sys/block/vd*/serial; do
+		[ -f "$s" ] && [ "$(cat "$s")" = "e2e-share$1" ] &&
+			{ d=${s%/serial}; echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+l1_disks()
+{
+	n=0
+	echo "$E2E_DISKS" | while read -r size path; do
+		[ -n "$path" ] || continue
+		dev=$(l1_disk_dev $n) || l1_fail "no virtio disk e2e-share$n"
+		if [ "$1" = in ]; then
+			mkdir -p "${path%/*}"
+			head -c "$size" "$dev" >"$path" ||
+				l1_fail "copying $dev to $path"
+		else
+			dd if="$path" of="$dev" bs=1M conv=notrunc 2>/dev/null ||
+				l1_fail "copying $path back to $dev"
+		fi
+		n=$((n + 1))
+	done
+}
+
+if [ -n "$E2E_DISKS" ]; then
+	l1_load virtio
+	i=0
+	while [ ! -e /sys/block/vda ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	l1_disks in
+fi
+
+mkdir -p "$E2E_CWD" && cd "$E2E_CWD" || l1_fail "cd $E2E_CWD"
+stty -F /dev/ttyS1 raw -echo || l1_fail "stty ttyS1"
+case "$E2E_STDIN" in
+tty) E2E_STDIN=/dev/ttyS1 ;;
+esac
+
+echo "E2E-L1-START: $(cut -d' ' -f1 /proc/uptime)"
+e2e_run >/dev/ttyS1 2>/tmp/e2e-stderr <"$E2E_STDIN"
+rc=$?
+ttydrain /dev/ttyS1
+echo "E2E-L1-END: $(cut -d' ' -f1 /proc/uptime)"
+
+if [ -n "$E2E_DISKS" ]; then
+	l1_disks out
+	sync
+fi
+echo "E2E-L1-STDERR-BEGIN"
+cat /tmp/e2e-stderr
+echo "E2E-L1-STDERR-END"
+echo "E2E-L1-EXIT-STATUS: $rc"
+poweroff -f

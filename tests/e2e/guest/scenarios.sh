@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: Apache-2.0
+# Scenarios of the L2 test guest, sourced by /init. Parameters come from
+# the kernel command line as microvm.KEY=VALUE (no spaces in values):
+#   microvm.test=boot|demo|shell  which scenario to run
+#   microvm.cpus=N        boot: expect N online CPUs
+#   microvm.mem=MIB       boot: expect MemTotal a little below MIB MiB
+#   microvm.stdin=1       boot: read the console up to an "E2E-IN:TEXT" line
+#                         and print TEXT back
+#   microvm.end=ACTION    poweroff | reboot | port:N | mmio:N | hang
+# Output contract with the host (tests/e2e/boot-test.sh):
+#   E2E-CHECK: ...        a check that passed
+#   E2E-RESULT: FAIL why  one line per failed check
+#   E2E-RESULT: PASS      all checks passed (printed once, last)
+#   E2E-STDIN: TEXT       the TEXT of the E2E-IN: line read from the console
+#   E2E-CMDLINE: ...      /proc/cmdline
+
+E2E_EXIT_PORT=0xf4
+E2E_EXIT_MMIO=0xf0100000
+E2E_FAILS=0
+
+e2e_fail()
+{
+	echo "E2E-RESULT: FAIL $*"
+	E2E_FAILS=$((E2E_FAILS + 1))
+}
+
+e2e_ok()
+{
+	echo "E2E-CHECK: $*"
+}
+
+# e2e_param KEY: the value of microvm.KEY= on the kernel command line.
+e2e_param()
+{
+	for e2e_word in $(cat /proc/cmdline); do
+		case "$e2e_word" in
+		microvm."$1"=*) echo "${e2e_word#*=}"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+e2e_load_modules()
+{
+	for m in $(cat /lib/modules/virtio.order); do
+		insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
+	done
+}
+
+e2e_check_cpus()
+{
+	want=$1
+	got=$(nproc)
+	online=$(cat /sys/devices/system/cpu/online)
+	case "$online" in
+	0) n_online=1 ;;
+	0-*) n_online=$((${online#0-} + 1)) ;;
+	*) n_online="?($online)" ;;
+	esac
+	if [ "$got" = "$want" ] && [ "$n_online" = "$want" ]; then
+		e2e_ok "cpus: nproc=$got online=$online"
+	else
+		e2e_fail "cpus: nproc=$got online=$online, expected $want"
+	fi
+}
+
+# MemTotal is the RAM size less what the kernel keeps for itself (its
+# image, struct pages, firmware areas): allow 48 MiB + 1/32 of the RAM.
+e2e_check_mem()
+{
+	want_kib=$(($1 * 1024))
+	low_kib=$((want_kib - 48 * 1024 - want_kib / 32))
+	got_kib=$(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo)
+	if [ -n "$got_kib" ] && [ "$got_kib" -gt "$low_kib" ] &&
+	   [ "$got_kib" -le "$want_kib" ]; then
+		e2e_ok "memory: MemTotal=${got_kib} kB for $1 MiB"
+	else
+		e2e_fail "memory: MemTotal=${got_kib} kB, expected" \
+			"($low_kib, $want_kib] kB"
+	fi
+}
+
+# Firmware complaints: our ACPI tables and boot data must be clean.
+e2e_check_dmesg()
+{
+	bad=$(dmesg | grep -E 'ACPI Error|ACPI BIOS Error|FW_BUG|\[Firmware Bug\]|BIOS bug')
+	if [ -z "$bad" ]; then
+		e2e_ok "dmesg: no firmware errors"
+		return
+	fi
+	echo "$bad" | while IFS= read -r line; do
+		echo "E2E-RESULT: FAIL dmesg: $line"
+	done
+	E2E_FAILS=$((E2E_FAILS + 1))
+}
+
+# The host sends padding lines, then "E2E-IN:TEXT". Bytes that arrive
+# before the guest's UART driver is up may be lost (the driver resets the
+# FIFO), so the padding absorbs that and only the marked line counts.
+e2e_check_stdin()
+{
+	while IFS= read -r -t 60 line; do
+		case "$line" in
+		*E2E-IN:*)
+			echo "E2E-STDIN: ${line#*E2E-IN:}"
+			e2e_ok "stdin: read the marked line"
+			return
+			;;
+		esac
+	done
+	e2e_fail "stdin: no E2E-IN: line within 60 s"
+}
+
+e2e_report()
+{
+	if [ "$E2E_FAILS" -eq 0 ]; then
+		echo "E2E-RESULT: PASS"
+	else
+		echo "E2E-RESULT: FAIL $E2E_FAILS check(s) failed"
+	fi
+}
+
+e2e_end()
+{
+	action=$1
+	case "$action" in
+	poweroff) poweroff -f ;;
+	reboot) reboot -f ;;
+	port:*) outb "$E2E_EXIT_PORT" "${action#port:}" ;;
+	mmio:*) devmem "$E2E_EXIT_MMIO" 8 "${action#mmio:}" ;;
+	hang) while :; do sleep 3600; done ;;
+	*) echo "E2E-RESULT: FAIL unknown end action '$action'" ;;
+	esac
+	sleep 5
+	echo "E2E-RESULT: FAIL end action '$action' did not stop the VM"
+	poweroff -f
+}
+
+scenario_boot()
+{
+	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
+	if want=$(e2e_param cpus); then
+		e2e_check_cpus "$want"
+	fi
+	if want=$(e2e_param mem); then
+		e2e_check_mem "$want"
+	fi
+	if [ "$(e2e_param stdin)" = 1 ]; then
+		e2e_check_stdin
+	fi
+	e2e_check_dmesg
+	e2e_report
+}
+
+scenario_demo()
+{
+	echo "Hello from a microvm guest: $(uname -sr)"
+	echo "CPUs: $(nproc)   $(grep MemTotal /proc/meminfo)"
+	echo "Command line: $(cat /proc/cmdline)"
+	e2e_check_dmesg
+	e2e_report
+}
+
+scenario_shell()
+{
+	echo "Guest shell; 'exit' powers the guest off."
+	setsid cttyhack sh -l
+}
+
+e2e_main()
+{
+	test=$(e2e_param test) || test=boot
+	case "$test" in
+	boot | demo | shell) "scenario_$test" ;;
+	*) e2e_fail "unknown scenario '$test'" ;;
+	esac
+	e2e_end "$(e2e_param end || echo poweroff)"
+}

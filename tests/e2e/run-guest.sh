@@ -1,0 +1,308 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs one KVM program (normally the microvm binary) and gives back its
+# stdout (the guest console), its stderr and its exit status the same way
+# whether it runs on this host's /dev/kvm (direct) or inside an emulated
+# L1 machine whose own KVM runs it (nested, for hosts without /dev/kvm).
+#
+# Usage: run-guest.sh [options] -- PROGRAM [ARGS...]
+#   --mode direct|nested|auto  default: $MICROVM_E2E_MODE, else auto
+#                              (direct when /dev/kvm works, else nested)
+#   --artifacts DIR            what prepare.sh made (default:
+#                              $MICROVM_E2E_ARTIFACTS, else build/e2e-artifacts)
+#   --stdin FILE|-             PROGRAM's stdin; "-" passes ours through
+#                              (default /dev/null)
+#   --timeout SECONDS          harness limit (default 300 direct, 1800 nested)
+#   --file PATH                nested: make PATH visible in L1 (repeatable)
+#   --disk-file PATH           nested: as --file, and copy it back after
+#                              the run (for files the guest writes)
+# Exit status: PROGRAM's; 77 when the mode cannot run here; 255 when the
+# harness itself failed (message on stderr).
+#
+# Nested mode: the L1 initramfs is prepare.sh's l1-base.cpio.gz with a
+# small uncompressed cpio prepended that holds PROGRAM, the libraries ldd
+# lists for it, input files (at their host paths) and /e2e/run.env. L1's
+# ttyS0 is a log file that carries the exit status (guest/l1-init.sh);
+# its ttyS1 is PROGRAM's stdout and is wired to our stdout. Files named by
+# ARGS (split at ',' and '=') that exist here are copied in automatically;
+# the PATH of each "--disk PATH,..." is treated as --disk-file. A disk file
+# travels as a raw virtio-blk disk of L1, is copied into L1's RAM before
+# PROGRAM starts and written back afterwards, so PROGRAM sees a regular
+# file at the same path (limit: L1's RAM; sizes should be sector multiples).
+set -uo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HARNESS_ERROR=255
+SKIP=77
+
+mode=${MICROVM_E2E_MODE:-auto}
+art=${MICROVM_E2E_ARTIFACTS:-}
+stdin=/dev/null
+limit=
+files=()
+disks=()
+
+die()
+{
+	echo "run-guest: $*" >&2
+	exit $HARNESS_ERROR
+}
+
+verbose()
+{
+	[ "${MICROVM_E2E_VERBOSE:-0}" = 0 ] || echo "run-guest: $*" >&2
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--mode) mode=$2; shift 2 ;;
+	--artifacts) art=$2; shift 2 ;;
+	--stdin) stdin=$2; shift 2 ;;
+	--timeout) limit=$2; shift 2 ;;
+	--file) files+=("$2"); shift 2 ;;
+	--disk-file) disks+=("$2"); shift 2 ;;
+	--) shift; break ;;
+	*) die "unknown option '$1' (usage: see the head of $0)" ;;
+	esac
+done
+[ $# -ge 1 ] || die "no PROGRAM after --"
+if [ -z "$art" ]; then
+	art=$E2E_DIR/../../build/e2e-artifacts
+fi
+art=$(cd "$art" 2>/dev/null && pwd -P) ||
+	die "no artifacts directory (run tests/e2e/prepare.sh DIR first)"
+
+# kvm_usable: whether this host's KVM device can create a VM.
+kvm_usable()
+{
+	local dev=${MICROVM_KVM_DEVICE:-/dev/kvm}
+	if [ -x "$art/bin/kvm-smoke" ]; then
+		"$art/bin/kvm-smoke" --device "$dev" --check 2>/dev/null
+	else
+		[ -c "$dev" ] && [ -r "$dev" ] && [ -w "$dev" ]
+	fi
+}
+
+case "$mode" in
+auto) if kvm_usable; then mode=direct; else mode=nested; fi ;;
+direct | nested) ;;
+*) die "MICROVM_E2E_MODE/--mode must be direct, nested or auto, not '$mode'" ;;
+esac
+verbose "mode $mode"
+
+run_direct()
+{
+	local start rc
+	if ! kvm_usable; then
+		echo "run-guest: direct mode needs a usable" \
+			"${MICROVM_KVM_DEVICE:-/dev/kvm}; skipping" >&2
+		exit $SKIP
+	fi
+	limit=${limit:-300}
+	start=$SECONDS
+	if [ "$stdin" = - ]; then
+		timeout -k 10 "$limit" "$@"
+	else
+		timeout -k 10 "$limit" "$@" <"$stdin"
+	fi
+	rc=$?
+	if [ $((SECONDS - start)) -ge "$limit" ] &&
+	   { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
+		die "'$1' still ran after the harness limit of $limit s"
+	fi
+	verbose "direct run took $((SECONDS - start)) s"
+	exit $rc
+}
+
+# sq WORD: WORD quoted for a POSIX shell.
+sq()
+{
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# stage PATH: copy host file PATH into the per-run tree at the same path.
+stage()
+{
+	local src=$1 dst
+	case "$src" in
+	/*) ;;
+	*) src=$PWD/$src ;;
+	esac
+	case "$src" in
+	"$art/vmlinuz" | "$art/l2-initrd.cpio.gz" | "$art"/bin/*) return ;;
+	esac
+	dst=$work/root$src
+	[ -e "$dst" ] && return
+	mkdir -p "${dst%/*}"
+	cp -L "$src" "$dst" || die "cannot copy '$src' into L1"
+}
+
+# stage_program PROGRAM: the program and every library it loads.
+stage_program()
+{
+	local lib
+	stage "$1"
+	while read -r lib; do
+		stage "$lib"
+	done < <(ldd "$1" 2>/dev/null |
+		 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+}
+
+# scan_args ARGS...: files the program will open; "--disk PATH,..." names
+# a file it may write.
+scan_args()
+{
+	local prev= arg piece path
+	for arg in "$@"; do
+		path=
+		case "$prev" in
+		--disk) path=${arg%%,*} ;;
+		esac
+		case "$arg" in
+		--disk=*) path=${arg#--disk=}; path=${path%%,*} ;;
+		esac
+		if [ -n "$path" ] && [ -f "$path" ] &&
+		   [[ ",$arg," != *,readonly=on,* ]]; then
+			disks+=("$path")
+		fi
+		IFS=',=' read -r -a pieces <<<"$arg"
+		for piece in "${pieces[@]}"; do
+			[ -n "$piece" ] && [ -f "$piece" ] && files+=("$piece")
+		done
+		prev=$arg
+	done
+}
+
+write_env()
+{
+	local f arg name size abs
+	{
+		echo "E2E_CWD=$(sq "$PWD")"
+		if [ "$stdin" = - ]; then
+			echo "E2E_STDIN=tty"
+		else
+			case "$stdin" in
+			/*) abs=$stdin ;;
+			*) abs=$PWD/$stdin ;;
+			esac
+			echo "E2E_STDIN=$(sq "$abs")"
+		fi
+		printf 'E2E_DISKS='
+		local list=
+		for f in "${disks[@]}"; do
+			case "$f" in
+			/*) abs=$f ;;
+			*) abs=$PWD/$f ;;
+			esac
+			size=$(stat -c %s "$f") || die "cannot stat '$f'"
+			list+="$size $abs"$'\n'
+		done
+		sq "$list"
+		echo
+		while IFS='=' read -r name _; do
+			case "$name" in
+			MICROVM_E2E_* | MICROVM_KVM_DEVICE) ;;
+			MICROVM_* | ASAN_OPTIONS | UBSAN_OPTIONS | TSAN_OPTIONS)
+				echo "export $name=$(sq "${!name}")" ;;
+			esac
+		done < <(env)
+		echo "e2e_run()"
+		echo "{"
+		printf '\t'
+		for arg in "$@"; do
+			printf '%s ' "$(sq "$arg")"
+		done
+		echo
+		echo "}"
+	} >"$work/root/e2e/run.env"
+}
+
+run_nested()
+{
+	local prog qemu=qemu-system-x86_64 start rc i status drives=()
+	command -v "$qemu" >/dev/null ||
+		die "nested mode needs $qemu (apt-get install qemu-system-x86)"
+	[ -f "$art/l1-base.cpio.gz" ] ||
+		die "no $art/l1-base.cpio.gz (run tests/e2e/prepare.sh $art)"
+	limit=${limit:-1800}
+	work=$(mktemp -d "${TMPDIR:-/tmp}/run-guest.XXXXXX") ||
+		die "mktemp failed"
+	trap 'rm -rf "$work"' EXIT
+	mkdir -p "$work/root/e2e"
+
+	prog=$1
+	if [[ "$prog" != */* ]]; then
+		prog=$(command -v "$prog") || die "no program '$1'"
+	fi
+	[ -x "$prog" ] || die "'$prog' is not an executable file"
+	case "$prog" in
+	/*) ;;
+	*) prog=$PWD/$prog ;;
+	esac
+	shift
+	stage_program "$prog"
+	scan_args "$@"
+	[ "$stdin" = - ] || files+=("$stdin")
+	local f d skip
+	for f in "${files[@]}"; do
+		skip=0
+		[ "$f" != /dev/null ] || skip=1
+		for d in "${disks[@]}"; do
+			[ "$(realpath -m "$f")" != "$(realpath -m "$d")" ] || skip=1
+		done
+		[ $skip -eq 1 ] || stage "$f"
+	done
+	for i in "${!disks[@]}"; do
+		[ -f "${disks[$i]}" ] || die "no disk file '${disks[$i]}'"
+		drives+=(-drive "file=${disks[$i]},format=raw,if=none,id=share$i,cache=writeback"
+			 -device "virtio-blk-pci,drive=share$i,serial=e2e-share$i")
+	done
+	write_env "$prog" "$@"
+	# Uncompressed per-run archive first, the big gzip'ed base after it:
+	# the kernel unpacks concatenated archives in order.
+	(cd "$work/root" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --quiet) >"$work/l1.cpio" ||
+		die "cpio failed"
+	cat "$art/l1-base.cpio.gz" >>"$work/l1.cpio"
+
+	local qemu_args=(-machine q35,accel=tcg -cpu max
+		-smp "${MICROVM_E2E_L1_CPUS:-2}" -m "${MICROVM_E2E_L1_MEMORY:-2048}"
+		-nodefaults -no-user-config -display none -no-reboot
+		-kernel "$art/vmlinuz" -initrd "$work/l1.cpio"
+		-append "console=ttyS0 quiet panic=-1"
+		-chardev "file,id=l1con,path=$work/l1.log" -serial chardev:l1con
+		-chardev stdio,id=l2con -serial chardev:l2con "${drives[@]}")
+	start=$SECONDS
+	if [ "$stdin" = - ]; then
+		timeout -k 10 "$limit" "$qemu" "${qemu_args[@]}"
+	else
+		timeout -k 10 "$limit" "$qemu" "${qemu_args[@]}" </dev/null
+	fi
+	rc=$?
+	tr -d '\r' <"$work/l1.log" >"$work/l1.txt"
+	if grep -q '^E2E-L1-ERROR: ' "$work/l1.txt"; then
+		echo "run-guest: L1 log:" >&2
+		cat "$work/l1.txt" >&2
+		die "nested: $(sed -n 's/^E2E-L1-ERROR: //p' "$work/l1.txt" | head -n 1)"
+	fi
+	status=$(sed -n 's/^E2E-L1-EXIT-STATUS: \([0-9]*\)$/\1/p' "$work/l1.txt")
+	if [ -z "$status" ]; then
+		echo "run-guest: L1 log (tail):" >&2
+		tail -n 40 "$work/l1.txt" >&2
+		if [ $((SECONDS - start)) -ge "$limit" ]; then
+			die "nested: L1 still ran after the harness limit of $limit s"
+		fi
+		die "nested: L1 ended (qemu status $rc) without reporting a status"
+	fi
+	sed -n '/^E2E-L1-STDERR-BEGIN$/,/^E2E-L1-STDERR-END$/p' "$work/l1.txt" |
+		sed '1d;$d' >&2
+	verbose "nested: L1 reached /init at $(sed -n 's/^E2E-L1-START: //p' "$work/l1.txt") s," \
+		"program ended at $(sed -n 's/^E2E-L1-END: //p' "$work/l1.txt") s (L1 uptime)," \
+		"whole run $((SECONDS - start)) s wall"
+	exit "$status"
+}
+
+case "$mode" in
+direct) run_direct "$@" ;;
+nested) run_nested "$@" ;;
+esac

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Command-line parsing: sizes, --disk specs, and one row per rejected
+ * input asserting that the message names the offending value.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "test.h"
+#include "vmm/cli.h"
+
+struct size_row {
+	const char *in;
+	int ret;
+	uint64_t out;
+};
+
+static const struct size_row size_rows[] = {
+	{ "512M", 0, 512ULL << 20 },
+	{ "512", 0, 512ULL << 20 },
+	{ "2G", 0, 2ULL << 30 },
+	{ "2GiB", 0, 2ULL << 30 },
+	{ "1024k", 0, 1ULL << 20 },
+	{ "1T", 0, 1ULL << 40 },
+	{ "0", 0, 0 },
+	{ "", -EINVAL, 0 },
+	{ "abc", -EINVAL, 0 },
+	{ "-1G", -EINVAL, 0 },
+	{ "12X", -EINVAL, 0 },
+	{ "1.5G", -EINVAL, 0 },
+	{ "99999999999999999999", -ERANGE, 0 },
+	{ "17179869184T", -ERANGE, 0 },
+};
+
+static void test_sizes(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(size_rows) / sizeof(size_rows[0]); i++) {
+		uint64_t v = 0;
+		int ret = cli_parse_size(size_rows[i].in, &v);
+
+		CHECK_EQ(ret, size_rows[i].ret);
+		if (!ret)
+			CHECK(v == size_rows[i].out);
+	}
+}
+
+static void test_disk_ok(void)
+{
+	struct disk_config d;
+	char err[256];
+
+	CHECK_EQ(cli_parse_disk("/x/root.raw", &d, err, sizeof(err)), 0);
+	CHECK(!strcmp(d.path, "/x/root.raw"));
+	CHECK(!d.readonly);
+	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
+	CHECK_EQ(d.transport, DISK_TRANSPORT_PCI);
+	free(d.path);
+
+	CHECK_EQ(cli_parse_disk("a.img,readonly=on,serial=abc,cache=unsafe,"
+				"transport=mmio,queues=4,queue-size=128",
+				&d, err, sizeof(err)), 0);
+	CHECK(!strcmp(d.path, "a.img"));
+	CHECK(d.readonly);
+	CHECK(d.serial && !strcmp(d.serial, "abc"));
+	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
+	CHECK_EQ(d.transport, DISK_TRANSPORT_MMIO);
+	CHECK_EQ(d.queues, 4);
+	CHECK_EQ(d.queue_size, 128);
+	free(d.path);
+	free(d.serial);
+}
+
+struct disk_bad_row {
+	const char *spec;
+	const char *needle; /* must appear in the message */
+};
+
+static const struct disk_bad_row disk_bad_rows[] = {
+	{ ",readonly=on", "no image path" },
+	{ "a.img,bogus=1", "bogus" },
+	{ "a.img,readonly=maybe", "maybe" },
+	{ "a.img,cache=sometimes", "sometimes" },
+	{ "a.img,transport=usb", "usb" },
+	{ "a.img,queues=0", "queues" },
+	{ "a.img,queues=x", "x" },
+	{ "a.img,queue-size=100", "100" },
+	{ "a.img,queue-size=4096", "4096" },
+	{ "a.img,serial=123456789012345678901", "123456789012345678901" },
+	{ "a.img,readonly", "readonly" },
+};
+
+static void test_disk_bad(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(disk_bad_rows) / sizeof(disk_bad_rows[0]);
+	     i++) {
+		struct disk_config d;
+		char err[256] = "";
+
+		CHECK_EQ(cli_parse_disk(disk_bad_rows[i].spec, &d, err,
+					sizeof(err)), -EINVAL);
+		CHECK(strstr(err, disk_bad_rows[i].needle) != NULL);
+	}
+}
+
+struct argv_row {
+	const char *args[8];
+	enum cli_result res;
+	const char *needle;
+};
+
+static const struct argv_row argv_rows[] = {
+	{ { "--kernel", "k" }, CLI_RUN, NULL },
+	{ { "--help" }, CLI_EXIT, NULL },
+	{ { "--cpus", "2" }, CLI_ERROR, "--kernel" },
+	{ { "--kernel", "k", "--cpus", "0" }, CLI_ERROR, "--cpus 0" },
+	{ { "--kernel", "k", "--cpus", "1000" }, CLI_ERROR, "--cpus 1000" },
+	{ { "--kernel", "k", "--cpus", "two" }, CLI_ERROR, "--cpus two" },
+	{ { "--kernel", "k", "--memory", "1K" }, CLI_ERROR, "--memory 1K" },
+	{ { "--kernel", "k", "--memory", "abc" }, CLI_ERROR, "--memory abc" },
+	{ { "--kernel", "k", "--timeout", "0" }, CLI_ERROR, "--timeout 0" },
+	{ { "--kernel", "k", "--frobnicate" }, CLI_ERROR, "--frobnicate" },
+	{ { "--kernel", "k", "extra" }, CLI_ERROR, "extra" },
+	{ { "--kernel", "k", "--disk", "x,foo=1" }, CLI_ERROR, "foo" },
+	{ { "--kernel" }, CLI_ERROR, "--kernel" },
+};
+
+static void test_argv(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(argv_rows) / sizeof(argv_rows[0]); i++) {
+		char *argv[10] = { (char *)"microvm" };
+		struct vm_config cfg;
+		char err[256] = "";
+		int argc = 1, saved, devnull;
+		enum cli_result res;
+
+		memset(&cfg, 0, sizeof(cfg));
+		while (argc < 9 && argv_rows[i].args[argc - 1]) {
+			argv[argc] = (char *)argv_rows[i].args[argc - 1];
+			argc++;
+		}
+		fflush(stdout);
+		saved = dup(STDOUT_FILENO);
+		devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, STDOUT_FILENO); /* --help prints its text */
+		res = cli_parse(argc, argv, &cfg, err, sizeof(err));
+		fflush(stdout);
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+		close(devnull);
+		CHECK_EQ(res, argv_rows[i].res);
+		if (argv_rows[i].needle) {
+			if (!strstr(err, argv_rows[i].needle))
+				fprintf(stderr, "row %zu: message '%s'\n", i,
+					err);
+			CHECK(strstr(err, argv_rows[i].needle) != NULL);
+		}
+		if (res == CLI_RUN) {
+			CHECK_EQ(cfg.cpus, 1);
+			CHECK(cfg.memory == CONFIG_DEFAULT_MEMORY);
+			CHECK(!strcmp(cfg.cmdline, "console=ttyS0"));
+		}
+		cli_free(&cfg);
+	}
+}
+
+int main(void)
+{
+	test_sizes();
+	test_disk_ok();
+	test_disk_bad();
+	test_argv();
+	return test_done();
+}

@@ -28,7 +28,7 @@ struct log_ratelimit {
 
 /**
  * log_ratelimited() - print unless @rl already printed its burst this second.
- * Context: any thread; @rl may be shared, updates are best effort.
+ * Context: any thread; @rl may be shared between threads.
  */
 void log_ratelimited(struct log_ratelimit *rl, enum log_level level,
 		     const char *fmt, ...)

@@ -45,8 +45,9 @@ static int blk_start(struct virtio_dev *vdev)
 			continue;
 		ret = blk_queue_start(&b->queues[i], q);
 		if (ret) {
-			log_error("%s: cannot start queue %u: %s", vdev->name,
-				  i, strerror(-ret));
+			log_ratelimited(&b->rl, LOG_ERROR,
+					"%s: cannot start queue %u: %s",
+					vdev->name, i, strerror(-ret));
 			blk_stop(vdev);
 			return ret;
 		}

@@ -51,6 +51,7 @@ struct blk_dev {
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
 	uint8_t config[BLK_CONFIG_BYTES];
+	struct log_ratelimit rl; /* start failures, under vdev->lock */
 	struct blk_queue queues[VIRTIO_MAX_QUEUES];
 };
 

@@ -25,6 +25,7 @@ struct machine_mmio_dev {
 };
 
 struct arch_machine;
+struct machine_disk;
 
 struct machine {
 	struct vm vm;
@@ -35,8 +36,30 @@ struct machine {
 	size_t initrd_len;
 	struct machine_mmio_dev mmio_devs[MACHINE_MAX_MMIO_DEVS];
 	unsigned int nr_mmio_devs;
+	struct machine_disk *disks;
+	unsigned int nr_disks;
 	struct arch_machine *arch;
 };
+
+/**
+ * machine_add_disks() - open every configured disk and attach a
+ * virtio-blk device for it on its transport (mmio slots come from
+ * arch_mmio_slot()). Return: 0 or -errno with a message naming the disk.
+ * Context: startup, before arch_machine_boot() builds firmware tables.
+ */
+int machine_add_disks(struct machine *m, char *err, size_t errlen);
+
+/** machine_remove_disks() - stop the devices, flush and close the images. */
+void machine_remove_disks(struct machine *m);
+
+/** machine_print_stats() - per-queue counters of every disk to @fd. */
+void machine_print_stats(struct machine *m, int fd);
+
+/**
+ * arch_mmio_slot() - the register window and interrupt of virtio-mmio
+ * device number @n.  Return: 0, or -ENOSPC when there is no slot @n.
+ */
+int arch_mmio_slot(unsigned int n, uint64_t *base, uint32_t *gsi);
 
 /**
  * arch_machine_devices() - create and register the platform devices

@@ -5,6 +5,7 @@
  * the process exits 1 with the step's one-line message.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +132,16 @@ static void undo_devices(struct machine *m)
 	arch_machine_free(m);
 }
 
+static int step_disks(struct machine *m, char *err, size_t errlen)
+{
+	return machine_add_disks(m, err, errlen);
+}
+
+static void undo_disks(struct machine *m)
+{
+	machine_remove_disks(m);
+}
+
 static int step_vcpus(struct machine *m, char *err, size_t errlen)
 {
 	return vm_create_vcpus(&m->vm, m->cfg->cpus, err, errlen);
@@ -151,6 +162,7 @@ static const struct init_step init_steps[] = {
 	{ step_vm, undo_vm },
 	{ step_ram, NULL },        /* RAM goes with the VM */
 	{ step_devices, undo_devices },
+	{ step_disks, undo_disks },
 	{ step_vcpus, NULL },      /* vCPUs go with the VM */
 	{ step_boot, NULL },
 };
@@ -169,8 +181,25 @@ static void on_signal(int sig)
 	vm_request_exit(&machine.vm, 128 + sig, "signal");
 }
 
+/* SIGUSR1 prints the I/O counters while the guest runs. */
+static void *stats_thread(void *arg)
+{
+	sigset_t *set = arg;
+	int sig;
+
+	pthread_setname_np(pthread_self(), "stats");
+	for (;;) {
+		if (sigwait(set, &sig) == 0 && sig == SIGUSR1)
+			machine_print_stats(&machine, STDERR_FILENO);
+	}
+	return NULL;
+}
+
 static void install_signals(void)
 {
+	static sigset_t usr1;
+	pthread_t thread;
+
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
@@ -178,6 +207,12 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Blocked here, so every thread started later inherits the block. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	if (pthread_create(&thread, NULL, stats_thread, &usr1) == 0)
+		pthread_detach(thread);
 }
 
 int main(int argc, char **argv)
@@ -227,6 +262,8 @@ int main(int argc, char **argv)
 	else if (status == VM_EXIT_GUEST_CRASH)
 		fprintf(stderr, "microvm: guest crashed (%s)\n",
 			machine.vm.exit_reason);
+	if (cfg.stats)
+		machine_print_stats(&machine, STDERR_FILENO);
 	machine_undo(&machine, NR_STEPS);
 	cli_free(&cfg);
 	return status;

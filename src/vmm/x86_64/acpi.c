@@ -41,8 +41,13 @@
 #define FADT_HYPERVISOR_ID 268
 #define FADT_HYPERVISOR_NAME "MICROVM"
 
-/* IA-PC boot architecture flags (§5.2.9.3): no 8042 (bit 1 clear). */
+/*
+ * IA-PC boot architecture flags (§5.2.9.3). The 8042 bit (1) stays clear:
+ * the i8042 model only resets the machine, and the FADT reset register
+ * does that for Linux, so no PS/2 driver should probe it.
+ */
 #define IAPC_VGA_NOT_PRESENT (1u << 2)
+#define IAPC_CMOS_RTC_NOT_PRESENT (1u << 5)
 
 /* FADT fixed feature flags (§5.2.9). */
 #define FADT_F_WBINVD (1u << 0)
@@ -81,6 +86,9 @@
 
 #define PCI_CONFIG_PORTS 8 /* 0xcf8-0xcff */
 #define COM1_PORTS 8
+#define RTC_PORT 0x70 /* the PC's CMOS RTC: index and data port */
+#define RTC_PORTS 2
+#define RTC_IRQ 8
 
 /* The caller's buffer, filled from the front. */
 struct acpi_out {
@@ -142,10 +150,11 @@ static void acpi_gas_io8(uint8_t *p, uint16_t port)
 	put_le(p + 4, port, 8);
 }
 
-static void acpi_fadt(uint8_t *t, uint64_t dsdt_gpa)
+static void acpi_fadt(uint8_t *t, uint64_t dsdt_gpa, bool rtc)
 {
 	acpi_header(t, "FACP", FADT_LEN, FADT_REVISION);
-	put_le(t + FADT_IAPC_BOOT_ARCH, IAPC_VGA_NOT_PRESENT, 2);
+	put_le(t + FADT_IAPC_BOOT_ARCH, IAPC_VGA_NOT_PRESENT |
+	       (rtc ? 0 : IAPC_CMOS_RTC_NOT_PRESENT), 2);
 	put_le(t + FADT_FLAGS, FADT_F_WBINVD | FADT_F_PROC_C1 |
 	       FADT_F_PWR_BUTTON | FADT_F_SLP_BUTTON | FADT_F_RESET_REG_SUP |
 	       FADT_F_HW_REDUCED_ACPI, 4);
@@ -253,6 +262,22 @@ static void acpi_dsdt_com1(struct aml *a)
 	aml_end(a);
 }
 
+/*
+ * The CMOS RTC. Described here, it is found without legacy probing, and
+ * its interrupt is mapped through the IOAPIC even with no legacy PIC.
+ */
+static void acpi_dsdt_rtc(struct aml *a)
+{
+	aml_device_begin(a, "RTC");
+	aml_name_eisaid(a, "_HID", "PNP0B00");
+	aml_name(a, "_CRS");
+	aml_resource_template_begin(a);
+	aml_io(a, RTC_PORT, RTC_PORT, 1, RTC_PORTS);
+	aml_irq_noflags(a, RTC_IRQ);
+	aml_end(a);
+	aml_end(a);
+}
+
 /* One virtio-mmio transport, matched by Linux's virtio_mmio driver. */
 static void acpi_dsdt_virtio(struct aml *a, unsigned int n,
 			     const struct acpi_mmio_dev *dev)
@@ -347,6 +372,8 @@ static int acpi_dsdt(const struct acpi_config *cfg, struct aml *a)
 				   ACPI_OEM_TABLE_ID, ACPI_OEM_REVISION);
 	aml_scope_begin(a, "_SB");
 	acpi_dsdt_com1(a);
+	if (cfg->rtc)
+		acpi_dsdt_rtc(a);
 	for (i = 0; i < cfg->nr_mmio; i++)
 		acpi_dsdt_virtio(a, i, &cfg->mmio[i]);
 	if (cfg->pci.present)
@@ -407,14 +434,16 @@ static int acpi_check_pci(const struct acpi_pci_host *pci,
 
 /*
  * An edge-triggered, exclusive interrupt needs a pin of its own: not one
- * COM1 or the timer (ISA IRQ 0 on pin 2) has, nor another device's.
+ * COM1, the RTC or the timer (ISA IRQ 0 on pin 2) has, nor another
+ * device's.
  */
 static bool acpi_gsi_free(const struct acpi_config *cfg, unsigned int i)
 {
 	uint32_t gsi = cfg->mmio[i].gsi;
 	unsigned int j;
 
-	if (gsi >= IOAPIC_NR_PINS || gsi == IRQ_COM1 || gsi == 0 || gsi == 2)
+	if (gsi >= IOAPIC_NR_PINS || gsi == IRQ_COM1 || gsi == 0 || gsi == 2 ||
+	    (cfg->rtc && gsi == RTC_IRQ))
 		return false;
 	for (j = 0; j < i; j++) {
 		if (cfg->mmio[j].gsi == gsi)
@@ -467,7 +496,7 @@ static int acpi_write(const struct acpi_config *cfg, const struct aml *dsdt,
 	    (cfg->pci.present && !mcfg))
 		return -ENOSPC;
 	memcpy(t, dsdt->buf, dsdt->len);
-	acpi_fadt(fadt, dsdt_gpa);
+	acpi_fadt(fadt, dsdt_gpa, cfg->rtc);
 	acpi_madt(madt, cfg->ncpus);
 	if (mcfg)
 		acpi_mcfg(mcfg, &cfg->pci);

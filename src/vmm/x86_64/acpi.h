@@ -37,6 +37,12 @@ struct acpi_config {
 	const struct acpi_mmio_dev *mmio;
 	unsigned int nr_mmio; /* at most VIRTIO_MMIO_MAX_SLOTS */
 	struct acpi_pci_host pci;
+	/*
+	 * A CMOS RTC at ports 0x70-0x71, ISA IRQ 8: described in the DSDT
+	 * (PNP0B00). false: the FADT says "CMOS RTC not present", so Linux
+	 * does not probe ports that would read as all ones.
+	 */
+	bool rtc;
 };
 
 /**

@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "platform.h"
 #include "util/log.h"
+#include "vmm/machine.h"
 #include "vmm/arch.h"
 #include "vmm/vm.h"
 
@@ -155,4 +156,13 @@ int arch_irq_routes(void *entries, int max, uint32_t *first_msi_gsi)
 	}
 	*first_msi_gsi = IOAPIC_NR_PINS;
 	return n;
+}
+
+int arch_mmio_slot(unsigned int n, uint64_t *base, uint32_t *gsi)
+{
+	if (n >= IRQ_VIRTIO_MMIO_COUNT || n >= VIRTIO_MMIO_MAX_SLOTS)
+		return -ENOSPC;
+	*base = VIRTIO_MMIO_BASE + n * VIRTIO_MMIO_SLOT;
+	*gsi = IRQ_VIRTIO_MMIO_FIRST + n;
+	return 0;
 }

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Disks of the machine: for each --disk, the image (virtio/disk.h), a
+ * virtio-blk device on it (virtio/blk.h) and the transport that puts the
+ * device on a bus. The three layers meet only here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "virtio/blk.h"
+#include "virtio/mmio.h"
+#include "vmm/machine.h"
+
+#define DEFAULT_QUEUE_SIZE 256
+
+struct machine_disk {
+	struct disk disk;
+	bool disk_open;
+	struct virtio_dev vdev;
+	struct blk_dev *blk;
+	enum disk_transport transport;
+	struct virtio_mmio mmio;
+	bool attached;
+};
+
+static const enum disk_cache cache_modes[] = {
+	[CONFIG_CACHE_NONE] = DISK_CACHE_NONE,
+	[CONFIG_CACHE_WRITEBACK] = DISK_CACHE_WRITEBACK,
+	[CONFIG_CACHE_UNSAFE] = DISK_CACHE_UNSAFE,
+};
+
+static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
+			    char *err, size_t errlen)
+{
+	struct virtio_host host = { &vm_virtio_host_ops, &m->vm };
+	struct machine_mmio_dev *slot;
+	uint64_t base;
+	uint32_t gsi;
+	int ret;
+
+	ret = arch_mmio_slot(m->nr_mmio_devs, &base, &gsi);
+	if (ret) {
+		snprintf(err, errlen, "disk %s: no virtio-mmio slot left",
+			 md->vdev.name);
+		return ret;
+	}
+	ret = virtio_mmio_init(&md->mmio, &md->vdev, &host, base, gsi);
+	if (ret) {
+		snprintf(err, errlen, "disk %s: virtio-mmio setup: %s",
+			 md->vdev.name, strerror(-ret));
+		return ret;
+	}
+	ret = bus_register(&m->vm.mmio, base, VIRTIO_MMIO_WINDOW,
+			   virtio_mmio_access, &md->mmio);
+	if (ret) {
+		virtio_mmio_destroy(&md->mmio);
+		snprintf(err, errlen, "disk %s: MMIO window: %s",
+			 md->vdev.name, strerror(-ret));
+		return ret;
+	}
+	slot = &m->mmio_devs[m->nr_mmio_devs++];
+	slot->base = base;
+	slot->size = VIRTIO_MMIO_WINDOW;
+	slot->gsi = gsi;
+	md->attached = true;
+	return 0;
+}
+
+static int machine_add_disk(struct machine *m, unsigned int i, char *err,
+			    size_t errlen)
+{
+	const struct disk_config *dc = &m->cfg->disks[i];
+	struct machine_disk *md = &m->disks[i];
+	struct disk_opts o = {
+		.path = dc->path,
+		.readonly = dc->readonly,
+		.cache = cache_modes[dc->cache],
+		.engine = DISK_ENGINE_URING,
+	};
+	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial };
+	char name[8];
+	int ret;
+
+	snprintf(name, sizeof(name), "vd%c", 'a' + i);
+	ret = disk_open(&md->disk, &o, err, errlen);
+	if (ret)
+		return ret;
+	md->disk_open = true;
+	md->transport = dc->transport;
+	bc.num_queues = dc->queues;
+	if (!bc.num_queues)
+		bc.num_queues = dc->transport == DISK_TRANSPORT_MMIO ?
+					1 : m->cfg->cpus;
+	if (bc.num_queues > VIRTIO_MAX_QUEUES)
+		bc.num_queues = VIRTIO_MAX_QUEUES;
+	bc.queue_size = dc->queue_size ? dc->queue_size : DEFAULT_QUEUE_SIZE;
+	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
+	if (ret) {
+		snprintf(err, errlen, "disk %s: cannot create device: %s",
+			 dc->path, strerror(-ret));
+		return ret;
+	}
+	switch (dc->transport) {
+	case DISK_TRANSPORT_MMIO:
+		return disk_attach_mmio(m, md, err, errlen);
+	default:
+		snprintf(err, errlen, "disk %s: transport not available",
+			 dc->path);
+		return -ENOTSUP;
+	}
+}
+
+int machine_add_disks(struct machine *m, char *err, size_t errlen)
+{
+	unsigned int i;
+	int ret;
+
+	if (!m->cfg->nr_disks)
+		return 0;
+	m->disks = calloc(m->cfg->nr_disks, sizeof(*m->disks));
+	if (!m->disks) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cfg->nr_disks; i++) {
+		m->nr_disks = i + 1;
+		ret = machine_add_disk(m, i, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void machine_remove_disks(struct machine *m)
+{
+	unsigned int i = m->nr_disks;
+
+	while (i-- > 0) {
+		struct machine_disk *md = &m->disks[i];
+
+		if (md->attached && md->transport == DISK_TRANSPORT_MMIO)
+			virtio_mmio_destroy(&md->mmio);
+		if (md->blk)
+			blk_dev_destroy(md->blk);
+		if (md->disk_open)
+			disk_close(&md->disk);
+	}
+	free(m->disks);
+	m->disks = NULL;
+	m->nr_disks = 0;
+}
+
+void machine_print_stats(struct machine *m, int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_disks; i++)
+		if (m->disks[i].blk)
+			virtio_dev_print_stats(&m->disks[i].vdev, fd);
+}

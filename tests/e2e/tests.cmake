@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+# Real-guest tests (label e2e): boot Debian's cloud kernel with a busybox
+# initramfs under the microvm binary, on this host's /dev/kvm (direct) or
+# inside an emulated L1 machine (nested); MICROVM_E2E_MODE=direct|nested|
+# auto picks (auto: direct when /dev/kvm works). e2e.nested.* always run
+# nested. The fixture e2e.prepare downloads and builds the guest pieces
+# once into ${CMAKE_BINARY_DIR}/e2e-artifacts. Exit status 77 = skipped.
+set(E2E_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(E2E_ARTIFACTS ${CMAKE_BINARY_DIR}/e2e-artifacts)
+set(E2E_MICROVM $<TARGET_FILE:microvm>)
+
+add_test(NAME e2e.prepare
+	COMMAND ${E2E_DIR}/prepare.sh ${E2E_ARTIFACTS})
+set_tests_properties(e2e.prepare PROPERTIES FIXTURES_SETUP e2e
+	TIMEOUT 900 LABELS e2e)
+
+# e2e_add(NAME MODE COMMAND...): one test needing the prepared artifacts;
+# MODE is auto (the user's MICROVM_E2E_MODE applies) or nested.
+function(e2e_add name mode)
+	add_test(NAME ${name} COMMAND ${ARGN})
+	set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED e2e
+		LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900
+		RESOURCE_LOCK e2e_vm)
+	if(mode STREQUAL "nested")
+		set_tests_properties(${name} PROPERTIES
+			ENVIRONMENT MICROVM_E2E_MODE=nested)
+	endif()
+endfunction()
+
+# The harness itself, with a tiny KVM guest instead of microvm.
+e2e_add(e2e.harness.direct auto ${E2E_DIR}/harness-test.sh
+	--artifacts ${E2E_ARTIFACTS} --mode direct)
+e2e_add(e2e.harness.nested nested ${E2E_DIR}/harness-test.sh
+	--artifacts ${E2E_ARTIFACTS})
+
+# Boots: every one also checks dmesg for firmware errors and the
+# --cmdline marker in /proc/cmdline (see boot-test.sh).
+set(E2E_BOOT ${E2E_DIR}/boot-test.sh --microvm ${E2E_MICROVM}
+	--artifacts ${E2E_ARTIFACTS})
+e2e_add(e2e.boot.cpus1_256M_poweroff auto ${E2E_BOOT}
+	--cpus 1 --memory 256 --end poweroff --status 0)
+e2e_add(e2e.boot.cpus2_1G_stdin_reboot auto ${E2E_BOOT}
+	--cpus 2 --memory 1024 --stdin-line "stdin reaches the guest"
+	--end reboot --status 0)
+e2e_add(e2e.boot.cpus8_512M_exit_port_42 auto ${E2E_BOOT}
+	--cpus 8 --memory 512 --end port:42 --status 42)
+e2e_add(e2e.boot.cpus2_exit_mmio_7 auto ${E2E_BOOT}
+	--cpus 2 --memory 256 --end mmio:7 --status 7)
+e2e_add(e2e.boot.timeout_3s auto ${E2E_BOOT}
+	--cpus 1 --memory 256 --end hang --vm-timeout 3 --status 124
+	--no-guest-result --min-seconds 3)
+e2e_add(e2e.nested.cpus2_stdin_poweroff nested ${E2E_BOOT}
+	--cpus 2 --memory 256 --stdin-line "stdin reaches the nested guest"
+	--end poweroff --status 0)
+
+# Bad command lines: a non-zero exit and one stderr line naming the value.
+execute_process(COMMAND ${E2E_DIR}/bad-input.sh --list
+	OUTPUT_VARIABLE E2E_BAD_INPUT_CASES OUTPUT_STRIP_TRAILING_WHITESPACE)
+separate_arguments(E2E_BAD_INPUT_CASES)
+foreach(case ${E2E_BAD_INPUT_CASES})
+	add_test(NAME e2e.cli.${case} COMMAND ${E2E_DIR}/bad-input.sh
+		--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS} ${case})
+	set_tests_properties(e2e.cli.${case} PROPERTIES FIXTURES_REQUIRED e2e
+		LABELS "e2e;cli" TIMEOUT 120)
+endforeach()

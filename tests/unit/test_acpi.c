@@ -28,6 +28,7 @@
 #define FADT_RESET_REG_SUP (1u << 10)
 #define IAPC_8042 (1u << 1)
 #define IAPC_VGA_NOT_PRESENT (1u << 2)
+#define IAPC_CMOS_RTC_NOT_PRESENT (1u << 5)
 #define MMIO64_BASE 0x8000000000ULL
 
 struct tables {
@@ -68,10 +69,11 @@ static size_t count_bytes(const uint8_t *p, size_t n, const void *pat,
 }
 
 static struct acpi_config make_config(unsigned int ncpus, bool pci,
-				      unsigned int nr_mmio, bool mmio64)
+				      unsigned int nr_mmio, bool mmio64,
+				      bool rtc)
 {
 	struct acpi_config cfg = { .ncpus = ncpus, .mmio = mmio_devs,
-				   .nr_mmio = nr_mmio };
+				   .nr_mmio = nr_mmio, .rtc = rtc };
 	unsigned int i;
 
 	for (i = 0; i < VIRTIO_MMIO_MAX_SLOTS; i++) {
@@ -147,7 +149,8 @@ static bool gas_is_io8(const uint8_t *g, uint16_t port)
 	       le(g + 4, 8) == port;
 }
 
-static void check_fadt(const uint8_t *f, int used, struct tables *t)
+static void check_fadt(const uint8_t *f, const struct acpi_config *cfg,
+		       int used, struct tables *t)
 {
 	uint32_t flags = (uint32_t)le(f + 112, 4);
 	size_t i;
@@ -162,6 +165,7 @@ static void check_fadt(const uint8_t *f, int used, struct tables *t)
 		CHECK_EQ(f[i], 0);                  /* no PM1/PM2/GPE blocks */
 	CHECK(!(le(f + 109, 2) & IAPC_8042));
 	CHECK(le(f + 109, 2) & IAPC_VGA_NOT_PRESENT);
+	CHECK(!(le(f + 109, 2) & IAPC_CMOS_RTC_NOT_PRESENT) == cfg->rtc);
 	CHECK(gas_is_io8(f + 116, PORT_ACPI_RESET));
 	CHECK_EQ(f[128], ACPI_RESET_VALUE);
 	CHECK(gas_is_io8(f + 244, PORT_ACPI_SLEEP_CTL));
@@ -219,6 +223,7 @@ static void check_mcfg(const uint8_t *m, const struct acpi_pci_host *pci)
 static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 {
 	static const uint8_t pnp0a08[] = { 0x0c, 0x41, 0xd0, 0x0a, 0x08 };
+	static const uint8_t pnp0b00[] = { 0x0c, 0x41, 0xd0, 0x0b, 0x00 };
 	size_t len = le(d + 4, 4), n;
 	uint8_t pat[32];
 	unsigned int i;
@@ -228,6 +233,7 @@ static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 		 cfg->pci.present ? 1 : 0);
 	CHECK_EQ(count_bytes(d, len, "\x08_S5_\x12", 6), 1);
 	CHECK_EQ(count_bytes(d, len, "COM1", 4), 1);
+	CHECK_EQ(count_bytes(d, len, pnp0b00, sizeof(pnp0b00)), cfg->rtc);
 	/* Device VRnn: _HID string, then _UID n as an integer. */
 	for (i = 0; i < cfg->nr_mmio; i++) {
 		n = (size_t)snprintf((char *)pat, sizeof(pat),
@@ -241,6 +247,25 @@ static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 			pat[n++] = (uint8_t)i;
 		}
 		CHECK_EQ(count_bytes(d, len, pat, n), 1);
+	}
+}
+
+/* No two tables (the RSDP included) share a byte. */
+static void check_disjoint(const struct tables *t)
+{
+	const uint8_t *p[] = { t->xsdt, t->fadt, t->madt, t->mcfg, t->dsdt };
+	size_t start[6] = { 0 }, end[6] = { 36 }, n = 1, i, j;
+
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		if (!p[i])
+			continue;
+		start[n] = (size_t)(p[i] - buf);
+		end[n] = start[n] + le(p[i] + 4, 4);
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = i + 1; j < n; j++)
+			CHECK(end[i] <= start[j] || end[j] <= start[i]);
 	}
 }
 
@@ -267,13 +292,14 @@ static int build_and_check(const struct acpi_config *cfg, size_t size,
 	CHECK(t->fadt && t->madt);
 	CHECK(!t->mcfg == !cfg->pci.present);
 	if (t->fadt)
-		check_fadt(t->fadt, used, t);
+		check_fadt(t->fadt, cfg, used, t);
 	if (t->madt)
 		check_madt(t->madt, cfg->ncpus);
 	if (t->mcfg)
 		check_mcfg(t->mcfg, &cfg->pci);
 	if (t->dsdt)
 		check_dsdt(t->dsdt, cfg);
+	check_disjoint(t);
 	return used;
 }
 
@@ -290,7 +316,7 @@ static void test_configs(void)
 		for (m = 0; m < sizeof(nmmio) / sizeof(nmmio[0]); m++) {
 			for (p = 0; p < 3; p++) {
 				cfg = make_config(cpus[c], p > 0, nmmio[m],
-						  p == 2);
+						  p == 2, (c + m + p) & 1);
 				used = build_and_check(&cfg, LAYOUT_ACPI_SIZE,
 						       &t);
 				CHECK(used > 0);
@@ -307,7 +333,7 @@ static void test_configs(void)
 /* Every size below what the tables need fails cleanly. */
 static void test_enospc(void)
 {
-	struct acpi_config cfg = make_config(8, true, 3, true);
+	struct acpi_config cfg = make_config(8, true, 3, true, true);
 	struct tables t;
 	int used, size, bad = 0;
 
@@ -324,8 +350,8 @@ static void test_einval(void)
 	struct tables t;
 	int row;
 
-	for (row = 0; row < 16; row++) {
-		cfg = make_config(2, true, 3, true);
+	for (row = 0; row < 17; row++) {
+		cfg = make_config(2, true, 3, true, true);
 		switch (row) {
 		case 0:
 			cfg.ncpus = 0;
@@ -354,6 +380,9 @@ static void test_einval(void)
 		case 15:
 			mmio_devs[0].gsi = IRQ_COM1;
 			break;
+		case 16: /* the RTC's ISA IRQ 8 */
+			mmio_devs[0].gsi = 8;
+			break;
 		case 7: /* two devices on one window */
 			mmio_devs[2].base = mmio_devs[1].base;
 			break;
@@ -378,7 +407,7 @@ static void test_einval(void)
 		}
 		CHECK_EQ(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t), -EINVAL);
 	}
-	cfg = make_config(2, false, 0, false);
+	cfg = make_config(2, false, 0, false, false);
 	CHECK_EQ(acpi_build(&cfg, buf, LAYOUT_ACPI_SIZE, GPA + 8), -EINVAL);
 	CHECK_EQ(acpi_build(NULL, buf, LAYOUT_ACPI_SIZE, GPA), -EINVAL);
 }
@@ -517,11 +546,12 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 		/* Each _CRS decodes as a resource template: COM1, the
 		 * virtio-mmio devices, PCI0 and its ECAM reservation. */
 		CHECK_EQ(count_str(text, "ResourceTemplate ()"),
-			 1 + cfg->nr_mmio + (cfg->pci.present ? 2 : 0));
+			 1 + cfg->rtc + cfg->nr_mmio +
+			 (cfg->pci.present ? 2 : 0));
 		CHECK_EQ(count_str(text, "Interrupt (ResourceConsumer, Edge, "
 				   "ActiveHigh, Exclusive"), cfg->nr_mmio);
 		CHECK_EQ(count_str(text, "IO (Decode16,"),
-			 cfg->pci.present ? 2 : 1);
+			 1 + cfg->rtc + cfg->pci.present);
 		free(text);
 	}
 	CHECK_EQ(run_in(dir, "iasl DSDT.dsl > DSDT.build.log 2>&1"), 0);
@@ -558,8 +588,9 @@ static void check_acpiexec(const char *dir, const struct acpi_config *cfg)
 	if (!text)
 		return;
 	CHECK_EQ(count_str(text, "] EndTag Resource"),
-		 1 + cfg->nr_mmio + (cfg->pci.present ? 2 : 0));
+		 1 + cfg->rtc + cfg->nr_mmio + (cfg->pci.present ? 2 : 0));
 	CHECK(strstr(text, "Device: \\_SB.COM1\n") != NULL);
+	CHECK(!cfg->rtc || strstr(text, "Device: \\_SB.RTC\n")); /* RTC_ */
 	CHECK(!cfg->pci.present ||
 	      (strstr(text, "Device: \\_SB.PCI0\n") &&
 	       strstr(text, "Device: \\_SB.PCI0.RES0\n")));
@@ -593,6 +624,7 @@ static void remove_dir(const char *dir)
 static void tools_config(const struct acpi_config *cfg, bool acpiexec)
 {
 	char dir[] = "/tmp/test_acpi.XXXXXX";
+	int fails = test_fail_count;
 	const uint8_t *tabs[5];
 	struct tables t;
 	size_t i, n = 0;
@@ -620,7 +652,7 @@ static void tools_config(const struct acpi_config *cfg, bool acpiexec)
 	check_dsdt_tools(dir, cfg, t.dsdt);
 	if (acpiexec)
 		check_acpiexec(dir, cfg);
-	if (test_fail_count)
+	if (test_fail_count > fails)
 		fprintf(stderr, "ACPICA output kept in %s\n", dir);
 	else
 		remove_dir(dir);
@@ -629,10 +661,10 @@ static void tools_config(const struct acpi_config *cfg, bool acpiexec)
 static int test_tools(void)
 {
 	struct acpi_config cfgs[] = {
-		make_config(1, false, 0, false),
-		make_config(2, true, 3, true),
-		make_config(64, true, 1, false),
-		make_config(255, false, IRQ_VIRTIO_MMIO_COUNT, false),
+		make_config(1, false, 0, false, false),
+		make_config(2, true, 3, true, true),
+		make_config(64, true, 1, false, false),
+		make_config(255, false, IRQ_VIRTIO_MMIO_COUNT, false, true),
 	};
 	bool acpiexec = on_path("acpiexec");
 	size_t i;

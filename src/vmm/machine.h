@@ -26,6 +26,7 @@ struct machine_mmio_dev {
 
 struct arch_machine;
 struct machine_disk;
+struct pci_bus;
 
 struct machine {
 	struct vm vm;
@@ -36,6 +37,7 @@ struct machine {
 	size_t initrd_len;
 	struct machine_mmio_dev mmio_devs[MACHINE_MAX_MMIO_DEVS];
 	unsigned int nr_mmio_devs;
+	struct pci_bus *pci; /* segment 0 bus 0; NULL where there is none */
 	struct machine_disk *disks;
 	unsigned int nr_disks;
 	struct arch_machine *arch;

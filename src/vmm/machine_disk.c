@@ -11,6 +11,7 @@
 
 #include "virtio/blk.h"
 #include "virtio/mmio.h"
+#include "virtio/pci.h"
 #include "vmm/machine.h"
 
 #define DEFAULT_QUEUE_SIZE 256
@@ -22,6 +23,7 @@ struct machine_disk {
 	struct blk_dev *blk;
 	enum disk_transport transport;
 	struct virtio_mmio mmio;
+	struct virtio_pci pci;
 	bool attached;
 };
 
@@ -68,6 +70,27 @@ static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
 	return 0;
 }
 
+static int disk_attach_pci(struct machine *m, struct machine_disk *md,
+			   char *err, size_t errlen)
+{
+	struct virtio_host host = { &vm_virtio_host_ops, &m->vm };
+	int ret;
+
+	if (!m->pci) {
+		snprintf(err, errlen, "disk %s: this machine has no PCI bus",
+			 md->vdev.name);
+		return -ENOTSUP;
+	}
+	ret = virtio_pci_init(&md->pci, &md->vdev, &host, m->pci);
+	if (ret) {
+		snprintf(err, errlen, "disk %s: virtio-pci setup: %s",
+			 md->vdev.name, strerror(-ret));
+		return ret;
+	}
+	md->attached = true;
+	return 0;
+}
+
 static int machine_add_disk(struct machine *m, unsigned int i, char *err,
 			    size_t errlen)
 {
@@ -105,11 +128,10 @@ static int machine_add_disk(struct machine *m, unsigned int i, char *err,
 	switch (dc->transport) {
 	case DISK_TRANSPORT_MMIO:
 		return disk_attach_mmio(m, md, err, errlen);
-	default:
-		snprintf(err, errlen, "disk %s: transport not available",
-			 dc->path);
-		return -ENOTSUP;
+	case DISK_TRANSPORT_PCI:
+		return disk_attach_pci(m, md, err, errlen);
 	}
+	return -EINVAL;
 }
 
 int machine_add_disks(struct machine *m, char *err, size_t errlen)
@@ -142,6 +164,8 @@ void machine_remove_disks(struct machine *m)
 
 		if (md->attached && md->transport == DISK_TRANSPORT_MMIO)
 			virtio_mmio_destroy(&md->mmio);
+		else if (md->attached)
+			virtio_pci_destroy(&md->pci);
 		if (md->blk)
 			blk_dev_destroy(md->blk);
 		if (md->disk_open)

@@ -318,7 +318,7 @@ static void test_bzimage_ok(void)
 	CHECK_EQ(bp->ext_cmd_line_ptr, 0);
 	CHECK(!memcmp(ram + LAYOUT_CMDLINE_ADDR, cmd, sizeof(cmd)));
 	CHECK_EQ(bp->acpi_rsdp_addr, RSDP);
-	CHECK_EQ(bp->e820_entries, 3);
+	CHECK_EQ(bp->e820_entries, 4);
 	check_e820(bp->e820_table, bp->e820_entries, GUEST_RAM);
 
 	/* Initrd: page-aligned, inside RAM, above the kernel's init_size. */
@@ -394,7 +394,7 @@ static void test_bzimage_variants(void)
 	CHECK_EQ(bp->hdr.ramdisk_size, 0);
 	CHECK_EQ(st.initrd_addr, 0);
 	CHECK_EQ(ram[LAYOUT_CMDLINE_ADDR], '\0');
-	CHECK_EQ(bp->e820_entries, 3);
+	CHECK_EQ(bp->e820_entries, 4);
 	check_e820(bp->e820_table, bp->e820_entries, 32 * MIB);
 
 	/* acpi_rsdp_addr exists from protocol 2.14 only. */
@@ -429,10 +429,10 @@ static void test_e820(void)
 		uint64_t low_end;  /* end of the RAM entry from 1 MiB */
 		uint64_t high_len; /* RAM from 4 GiB, 0 for none */
 	} rows[] = {
-		{ 512 * MIB, 3, 512 * MIB, 0 },
-		{ 3ULL << 30, 3, 3ULL << 30, 0 },
-		{ 4ULL << 30, 4, 3ULL << 30, 1ULL << 30 },
-		{ 8ULL << 30, 4, 3ULL << 30, 5ULL << 30 },
+		{ 512 * MIB, 4, 512 * MIB, 0 },
+		{ 3ULL << 30, 4, 3ULL << 30, 0 },
+		{ 4ULL << 30, 5, 3ULL << 30, 1ULL << 30 },
+		{ 8ULL << 30, 5, 3ULL << 30, 5ULL << 30 },
 	};
 	struct x86_e820_entry t[8];
 	unsigned int i;
@@ -450,13 +450,17 @@ static void test_e820(void)
 		CHECK_EQ(t[2].addr, LAYOUT_HIMEM_START);
 		CHECK_EQ(t[2].addr + t[2].size, rows[i].low_end);
 		CHECK_EQ(t[2].type, X86_E820_RAM);
+		/* The ECAM window is reserved (PCI firmware spec 3.2). */
+		CHECK_EQ(t[3].addr, PCI_ECAM_BASE);
+		CHECK_EQ(t[3].size, PCI_ECAM_SIZE);
+		CHECK_EQ(t[3].type, X86_E820_RESERVED);
 		if (rows[i].high_len) {
-			CHECK_EQ(t[3].addr, HIMEM_START);
-			CHECK_EQ(t[3].size, rows[i].high_len);
-			CHECK_EQ(t[3].type, X86_E820_RAM);
+			CHECK_EQ(t[4].addr, HIMEM_START);
+			CHECK_EQ(t[4].size, rows[i].high_len);
+			CHECK_EQ(t[4].type, X86_E820_RAM);
 		}
 	}
-	CHECK_EQ(x86_boot_e820(8ULL << 30, t, 3), -ENOSPC);
+	CHECK_EQ(x86_boot_e820(8ULL << 30, t, 4), -ENOSPC);
 }
 
 /* Bad images: each row builds a kernel, loads it, expects rc and words. */

@@ -217,6 +217,10 @@ static void test_mechanisms_agree(void)
 	b[0] = 0x06;
 	pci_cfg_io_access(&f.bus, 1, b, 1, true);  /* 0xcf9: not ours */
 	pci_cfg_io_access(&f.bus, 3, b, 1, true);
+	le_put(b, 4, 0);
+	pci_cfg_io_access(&f.bus, 2, b, 4, true);  /* straddles 0xcfc */
+	pci_cfg_io_access(&f.bus, 2, b, 4, false);
+	CHECK_EQ(le_get(b, 4), 0xffffffff);
 	pci_cfg_io_access(&f.bus, 0, b, 4, false);
 	CHECK_EQ(le_get(b, 4), 0x80fffffc);
 	pci_cfg_io_access(&f.bus, 0, b, 2, false);

@@ -282,7 +282,7 @@ int boot_put_page_tables(struct boot_ctx *c)
 
 int x86_boot_e820(uint64_t ram_size, struct x86_e820_entry *out, int max)
 {
-	struct x86_e820_entry e[4];
+	struct x86_e820_entry e[5];
 	uint64_t low = ram_size < MMIO_HOLE_START ? ram_size : MMIO_HOLE_START;
 	int n = 0;
 
@@ -296,6 +296,9 @@ int x86_boot_e820(uint64_t ram_size, struct x86_e820_entry *out, int max)
 		e[n++] = (struct x86_e820_entry){
 			LAYOUT_HIMEM_START, low - LAYOUT_HIMEM_START,
 			X86_E820_RAM };
+	/* The PCI ECAM window, so the guest trusts MCFG from the start. */
+	e[n++] = (struct x86_e820_entry){ PCI_ECAM_BASE, PCI_ECAM_SIZE,
+					  X86_E820_RESERVED };
 	if (ram_size > MMIO_HOLE_START)
 		e[n++] = (struct x86_e820_entry){
 			HIMEM_START, ram_size - MMIO_HOLE_START, X86_E820_RAM };

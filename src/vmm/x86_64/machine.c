@@ -16,6 +16,7 @@
 #include "cpu.h"
 #include "devices/exitdev.h"
 #include "devices/i8042.h"
+#include "devices/pci.h"
 #include "devices/serial.h"
 #include "layout.h"
 #include "platform.h"
@@ -27,6 +28,8 @@ struct arch_machine {
 	struct serial com1;
 	struct i8042 kbd;
 	struct exitdev exitdev;
+	struct pci_bus pci;
+	bool pci_ready;
 };
 
 static void machine_reset(void *opaque)
@@ -37,6 +40,32 @@ static void machine_reset(void *opaque)
 static void machine_guest_exit(void *opaque, int status)
 {
 	vm_request_exit(opaque, status, "guest exit register");
+}
+
+/*
+ * The PCI host bridge is always there: Linux wants a config space access
+ * method even on a machine whose devices are all virtio-mmio.
+ */
+static int machine_pci_init(struct machine *m, struct arch_machine *a)
+{
+	struct vm *vm = &m->vm;
+	int ret;
+
+	ret = pci_bus_init(&a->pci, PCI_MMIO32_BASE, PCI_MMIO32_SIZE);
+	if (ret)
+		return ret;
+	a->pci_ready = true;
+	ret = bus_register(&vm->pio, PORT_PCI_CONFIG_ADDR, PCI_CFG_IO_LEN,
+			   pci_cfg_io_access, &a->pci);
+	if (!ret)
+		ret = bus_register(&vm->mmio, PCI_ECAM_BASE, PCI_ECAM_SIZE,
+				   pci_ecam_access, &a->pci);
+	if (!ret)
+		ret = bus_register(&vm->mmio, PCI_MMIO32_BASE, PCI_MMIO32_SIZE,
+				   pci_mmio_access, &a->pci);
+	if (!ret)
+		m->pci = &a->pci;
+	return ret;
 }
 
 int arch_machine_devices(struct machine *m, char *err, size_t errlen)
@@ -82,6 +111,10 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	ret = x86_platform_register_pm(vm);
 	if (ret)
 		goto fail;
+	what = "PCI host bridge";
+	ret = machine_pci_init(m, a);
+	if (ret)
+		goto fail;
 	return 0;
 fail:
 	snprintf(err, errlen, "%s: %s", what, strerror(-ret));
@@ -91,7 +124,18 @@ fail:
 static int machine_acpi(struct machine *m, char *err, size_t errlen)
 {
 	struct acpi_mmio_dev mmio[MACHINE_MAX_MMIO_DEVS];
-	struct acpi_config ac = { .ncpus = m->vm.ncpus, .mmio = mmio };
+	struct acpi_config ac = {
+		.ncpus = m->vm.ncpus,
+		.mmio = mmio,
+		.pci = {
+			.present = true,
+			.ecam_base = PCI_ECAM_BASE,
+			.bus_start = 0,
+			.bus_end = 0,
+			.mmio32_base = PCI_MMIO32_BASE,
+			.mmio32_size = PCI_MMIO32_SIZE,
+		},
+	};
 	uint8_t *buf;
 	unsigned int i;
 	int ret;
@@ -161,6 +205,9 @@ void arch_machine_free(struct machine *m)
 	if (!m->arch)
 		return;
 	serial_destroy(&m->arch->com1);
+	if (m->arch->pci_ready)
+		pci_bus_destroy(&m->arch->pci);
+	m->pci = NULL;
 	free(m->arch);
 	m->arch = NULL;
 }

@@ -72,7 +72,7 @@ int pci_dev_set_bar(struct pci_dev *d, int bar, uint64_t size, bool prefetch,
 	};
 	/* Sizing: all-ones written reads back ~(size - 1) | flags. */
 	le_put(d->cfg + off, 8, flags);
-	le_put(d->wmask + off, 4, (uint32_t)mask & ~(uint32_t)PCI_BAR_FLAG_MASK);
+	le_put(d->wmask + off, 4, (uint32_t)(mask & ~PCI_BAR_FLAG_MASK));
 	le_put(d->wmask + off + 4, 4, (uint32_t)(mask >> 32));
 	return 0;
 }
@@ -186,6 +186,7 @@ void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
 		       unsigned int len, bool is_write)
 {
 	struct pci_bus *b = opaque;
+	unsigned int reg;
 	uint32_t ca;
 
 	if (!len || len > 4 || offset >= PCI_CFG_IO_LEN ||
@@ -209,10 +210,10 @@ void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
 		if (!is_write)
 			memset(data, 0xff, len);
 	} else {
+		reg = (ca & 0xfc) + (unsigned int)offset - 4;
 		pci_bus_cfg_access_locked(b, (ca >> 16) & 0xff,
 					  (ca >> 11) & 0x1f, (ca >> 8) & 7,
-					  (ca & 0xfc) + (unsigned int)offset - 4,
-					  data, len, is_write);
+					  reg, data, len, is_write);
 	}
 	pthread_mutex_unlock(&b->lock);
 }
@@ -221,14 +222,13 @@ void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,
 		     unsigned int len, bool is_write)
 {
 	struct pci_bus *b = opaque;
+	unsigned int reg = (unsigned int)(offset & (PCI_ECAM_FN_SIZE - 1));
 
 	if (!len || len > 8)
 		return;
 	pthread_mutex_lock(&b->lock);
 	pci_bus_cfg_access_locked(b, offset >> 20, (offset >> 15) & 0x1f,
-				  (offset >> 12) & 7,
-				  (unsigned int)(offset & (PCI_ECAM_FN_SIZE - 1)),
-				  data, len, is_write);
+				  (offset >> 12) & 7, reg, data, len, is_write);
 	pthread_mutex_unlock(&b->lock);
 }
 

@@ -125,7 +125,7 @@ static void vpci_queue_write_locked(struct virtio_pci *t, unsigned int field,
 		q->size = (uint16_t)v;
 		break;
 	case VIRTIO_PCI_COMMON_Q_ENABLE:
-		/* Only 1 is defined; 0 is reserved without VIRTIO_F_RING_RESET */
+		/* Only 1 is defined (0 needs VIRTIO_F_RING_RESET). */
 		if (v == 1)
 			q->enabled = true;
 		break;

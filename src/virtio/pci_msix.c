@@ -74,10 +74,10 @@ static void vpci_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 	uint16_t v = __atomic_load_n(&q->msix_vector, __ATOMIC_ACQUIRE);
 
 	pthread_mutex_lock(&t->msix_lock);
+	/* Without MSI-X (and no INTx) only the ISR bit shows (§4.1.4.5). */
 	if (t->msix_enabled)
 		msix_signal_locked(t, v);
 	else
-		/* No INTx: the queue bit is all the driver can see (§4.1.4.5). */
 		atomic_fetch_or(&vdev->isr, VIRTIO_ISR_QUEUE);
 	pthread_mutex_unlock(&t->msix_lock);
 }

@@ -44,15 +44,25 @@ struct machine {
 };
 
 /**
- * machine_add_disks() - open every configured disk and attach a
- * virtio-blk device for it on its transport (mmio slots come from
- * arch_mmio_slot()). Return: 0 or -errno with a message naming the disk.
- * Context: startup, before arch_machine_boot() builds firmware tables.
+ * machine_open_disks() - open and lock every configured image. Runs before
+ * the VM exists, so bad disk arguments are reported without KVM.
+ * Return: 0 or -errno with a message naming the disk.  Context: startup.
  */
-int machine_add_disks(struct machine *m, char *err, size_t errlen);
+int machine_open_disks(struct machine *m, char *err, size_t errlen);
 
-/** machine_remove_disks() - stop the devices, flush and close the images. */
-void machine_remove_disks(struct machine *m);
+/**
+ * machine_attach_disks() - a virtio-blk device for each open image, on its
+ * transport (mmio slots from arch_mmio_slot(), pci on m->pci).
+ * Return: 0 or -errno with a message.  Context: startup, before
+ * arch_machine_boot() builds the firmware tables.
+ */
+int machine_attach_disks(struct machine *m, char *err, size_t errlen);
+
+/** machine_detach_disks() - stop the devices; in-flight I/O completes. */
+void machine_detach_disks(struct machine *m);
+
+/** machine_close_disks() - detach, then flush and close the images. */
+void machine_close_disks(struct machine *m);
 
 /** machine_print_stats() - per-queue counters of every disk to @fd. */
 void machine_print_stats(struct machine *m, int fd);

@@ -91,8 +91,8 @@ static int disk_attach_pci(struct machine *m, struct machine_disk *md,
 	return 0;
 }
 
-static int machine_add_disk(struct machine *m, unsigned int i, char *err,
-			    size_t errlen)
+static int machine_open_disk(struct machine *m, unsigned int i, char *err,
+			     size_t errlen)
 {
 	const struct disk_config *dc = &m->cfg->disks[i];
 	struct machine_disk *md = &m->disks[i];
@@ -102,16 +102,26 @@ static int machine_add_disk(struct machine *m, unsigned int i, char *err,
 		.cache = cache_modes[dc->cache],
 		.engine = DISK_ENGINE_URING,
 	};
-	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial };
-	char name[8];
 	int ret;
 
-	snprintf(name, sizeof(name), "vd%c", 'a' + i);
 	ret = disk_open(&md->disk, &o, err, errlen);
 	if (ret)
 		return ret;
 	md->disk_open = true;
 	md->transport = dc->transport;
+	return 0;
+}
+
+static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
+			       size_t errlen)
+{
+	const struct disk_config *dc = &m->cfg->disks[i];
+	struct machine_disk *md = &m->disks[i];
+	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial };
+	char name[8];
+	int ret;
+
+	snprintf(name, sizeof(name), "vd%c", 'a' + i);
 	bc.num_queues = dc->queues;
 	if (!bc.num_queues)
 		bc.num_queues = dc->transport == DISK_TRANSPORT_MMIO ?
@@ -134,7 +144,7 @@ static int machine_add_disk(struct machine *m, unsigned int i, char *err,
 	return -EINVAL;
 }
 
-int machine_add_disks(struct machine *m, char *err, size_t errlen)
+int machine_open_disks(struct machine *m, char *err, size_t errlen)
 {
 	unsigned int i;
 	int ret;
@@ -148,14 +158,27 @@ int machine_add_disks(struct machine *m, char *err, size_t errlen)
 	}
 	for (i = 0; i < m->cfg->nr_disks; i++) {
 		m->nr_disks = i + 1;
-		ret = machine_add_disk(m, i, err, errlen);
+		ret = machine_open_disk(m, i, err, errlen);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-void machine_remove_disks(struct machine *m)
+int machine_attach_disks(struct machine *m, char *err, size_t errlen)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < m->nr_disks; i++) {
+		ret = machine_attach_disk(m, i, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void machine_detach_disks(struct machine *m)
 {
 	unsigned int i = m->nr_disks;
 
@@ -166,11 +189,21 @@ void machine_remove_disks(struct machine *m)
 			virtio_mmio_destroy(&md->mmio);
 		else if (md->attached)
 			virtio_pci_destroy(&md->pci);
+		md->attached = false;
 		if (md->blk)
 			blk_dev_destroy(md->blk);
-		if (md->disk_open)
-			disk_close(&md->disk);
+		md->blk = NULL;
 	}
+}
+
+void machine_close_disks(struct machine *m)
+{
+	unsigned int i = m->nr_disks;
+
+	machine_detach_disks(m);
+	while (i-- > 0)
+		if (m->disks[i].disk_open)
+			disk_close(&m->disks[i].disk);
 	free(m->disks);
 	m->disks = NULL;
 	m->nr_disks = 0;

@@ -132,14 +132,24 @@ static void undo_devices(struct machine *m)
 	arch_machine_free(m);
 }
 
-static int step_disks(struct machine *m, char *err, size_t errlen)
+static int step_open_disks(struct machine *m, char *err, size_t errlen)
 {
-	return machine_add_disks(m, err, errlen);
+	return machine_open_disks(m, err, errlen);
 }
 
-static void undo_disks(struct machine *m)
+static void undo_open_disks(struct machine *m)
 {
-	machine_remove_disks(m);
+	machine_close_disks(m);
+}
+
+static int step_attach_disks(struct machine *m, char *err, size_t errlen)
+{
+	return machine_attach_disks(m, err, errlen);
+}
+
+static void undo_attach_disks(struct machine *m)
+{
+	machine_detach_disks(m);
 }
 
 static int step_vcpus(struct machine *m, char *err, size_t errlen)
@@ -159,10 +169,11 @@ struct init_step {
 
 static const struct init_step init_steps[] = {
 	{ step_images, undo_images },
+	{ step_open_disks, undo_open_disks },
 	{ step_vm, undo_vm },
 	{ step_ram, NULL },        /* RAM goes with the VM */
 	{ step_devices, undo_devices },
-	{ step_disks, undo_disks },
+	{ step_attach_disks, undo_attach_disks },
 	{ step_vcpus, NULL },      /* vCPUs go with the VM */
 	{ step_boot, NULL },
 };

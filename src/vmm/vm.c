@@ -247,6 +247,7 @@ static void *vcpu_thread(void *arg)
 		case KVM_EXIT_INTR:
 			break;
 		case KVM_EXIT_SHUTDOWN:
+			log_error("vCPU %u: triple fault", v->index);
 			vm_request_exit(vm, VM_EXIT_GUEST_CRASH,
 					"guest triple fault (shutdown)");
 			return NULL;

@@ -265,6 +265,7 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		cfg->cpus = n;
 		return 0;
 	case OPT_MEMORY:
+		cfg->memory_arg = arg;
 		ret = cli_parse_size(arg, &cfg->memory);
 		if (ret) {
 			snprintf(err, errlen,
@@ -317,6 +318,7 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 
 	cfg->cpus = 1;
 	cfg->memory = CONFIG_DEFAULT_MEMORY;
+	cfg->memory_arg = "512M";
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {

@@ -35,6 +35,7 @@ struct vm_config {
 	const char *cmdline;
 	unsigned int cpus;
 	uint64_t memory;
+	const char *memory_arg; /* --memory as typed, for messages */
 	unsigned int timeout; /* seconds, 0: none */
 	bool stats;
 	int verbose;

@@ -114,9 +114,8 @@ static int step_ram(struct machine *m, char *err, size_t errlen)
 
 	if (pages > 0 && psize > 0 && m->cfg->memory > host) {
 		snprintf(err, errlen,
-			 "--memory %lluM: more than the host's %lluM of RAM",
-			 (unsigned long long)(m->cfg->memory >> 20),
-			 (unsigned long long)(host >> 20));
+			 "--memory %s: more than the host's %lluM of RAM",
+			 m->cfg->memory_arg, (unsigned long long)(host >> 20));
 		return -ENOMEM;
 	}
 	return vm_add_ram(&m->vm, m->cfg->memory, err, errlen);

@@ -11,7 +11,10 @@ set -uo pipefail
 
 CASES="missing_kernel unreadable_kernel random_kernel truncated_kernel
 arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
-unknown_option initrd_too_big no_kvm_device"
+unknown_option initrd_too_big no_kvm_device
+disk_missing disk_directory disk_locked disk_locked_readonly disk_unknown_key
+disk_readonly_maybe disk_queue_size_100 disk_queues_0 disk_serial_21
+disk_transport_usb"
 
 microvm=
 art=
@@ -88,8 +91,9 @@ unknown_option)
 	patterns=("--frobnicate")
 	;;
 initrd_too_big)
-	truncate -s 100M "$work/big.initrd"
-	args=(--kernel "$kernel" --initrd "$work/big.initrd" --memory 64M)
+	# 128M holds the kernel, not a 200M initrd as well.
+	truncate -s 200M "$work/big.initrd"
+	args=(--kernel "$kernel" --initrd "$work/big.initrd" --memory 128M)
 	patterns=("$work/big.initrd|initrd")
 	;;
 no_kvm_device)
@@ -97,6 +101,56 @@ no_kvm_device)
 	args=(--kernel "$kernel" --initrd "$initrd" --timeout 10)
 	patterns=("/nonexistent" "nested")
 	one_line=0
+	;;
+# Disks are opened (and locked) before the VM exists: no KVM needed. The
+# --timeout keeps a run that wrongly gets as far as booting short.
+disk_missing)
+	args=(--kernel "$kernel" --timeout 10 --disk "$work/no-such.img")
+	patterns=("$work/no-such.img")
+	;;
+disk_directory)
+	mkdir "$work/disk-dir"
+	args=(--kernel "$kernel" --timeout 10 --disk "$work/disk-dir")
+	patterns=("$work/disk-dir")
+	;;
+disk_locked | disk_locked_readonly)
+	# Another process holds an OFD write lock on the image: the
+	# lockhold helper (tests/e2e/lockhold.c), whose path CTest passes.
+	lockhold=${MICROVM_E2E_LOCKHOLD:-}
+	[ -x "$lockhold" ] || {
+		echo "bad-input: $case needs MICROVM_E2E_LOCKHOLD=PATH of" \
+			"the lockhold helper (tests/e2e/lockhold.c)" >&2
+		exit 1
+	}
+	truncate -s 1M "$work/locked.img"
+	"$lockhold" "$work/locked.img" >"$work/lockhold.out" &
+	holder=$!
+	trap 'kill $holder 2>/dev/null; chmod -R u+rwx "$work"; rm -rf "$work"' EXIT
+	for _ in $(seq 50); do
+		grep -q locked "$work/lockhold.out" && break
+		sleep 0.1
+	done
+	grep -q locked "$work/lockhold.out" ||
+		{ echo "bad-input: lockhold did not take the lock" >&2; exit 1; }
+	spec=$work/locked.img
+	[ "$case" = disk_locked ] || spec+=,readonly=on
+	args=(--kernel "$kernel" --timeout 10 --disk "$spec")
+	patterns=("$work/locked.img" "lock")
+	;;
+disk_unknown_key | disk_readonly_maybe | disk_queue_size_100 | \
+disk_queues_0 | disk_serial_21 | disk_transport_usb)
+	truncate -s 1M "$work/disk.img"
+	case "$case" in
+	disk_unknown_key) kv=frobnicate=1; patterns=("frobnicate") ;;
+	disk_readonly_maybe) kv=readonly=maybe; patterns=("readonly" "maybe") ;;
+	disk_queue_size_100) kv=queue-size=100
+		patterns=("queue-size" "(^|[^0-9])100([^0-9]|$)") ;;
+	disk_queues_0) kv=queues=0; patterns=("queues" "=0([^0-9]|$)") ;;
+	disk_serial_21) kv=serial=abcdefghijklmnopqrstu
+		patterns=("abcdefghijklmnopqrstu") ;;
+	disk_transport_usb) kv=transport=usb; patterns=("transport" "usb") ;;
+	esac
+	args=(--kernel "$kernel" --timeout 10 --disk "$work/disk.img,$kv")
 	;;
 *)
 	echo "bad-input: unknown case '$case' (cases: $(echo $CASES))" >&2

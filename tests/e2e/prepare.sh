@@ -51,6 +51,9 @@ check_host()
 	gzip gzip
 	dpkg dpkg
 	apt-get apt
+	fio fio
+	mkfs.ext4 e2fsprogs
+	debugfs e2fsprogs
 	LIST
 	if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
 		missing+=("busybox-static")
@@ -199,6 +202,7 @@ build_l2()
 {
 	local stamp root=$OUT/l2root
 	stamp=$(hash_of "$0" "$GUEST_DIR/l2-init.sh" "$GUEST_DIR/scenarios.sh" \
+		"$GUEST_DIR/scenarios-disk.sh" \
 		"$OUT/kernel.stamp" "$OUT/bin.stamp")
 	up_to_date "$OUT/l2.stamp" "$stamp" && return
 	log "building the L2 initramfs"
@@ -210,6 +214,8 @@ build_l2()
 		"$root/tmp" "$root/run"
 	install -m 755 "$GUEST_DIR/l2-init.sh" "$root/init"
 	install -m 644 "$GUEST_DIR/scenarios.sh" "$root/e2e/scenarios.sh"
+	install -m 644 "$GUEST_DIR/scenarios-disk.sh" \
+		"$root/e2e/scenarios-disk.sh"
 	install -m 755 "$OUT/bin/outb" "$root/bin/outb"
 	make_cpio "$root" "$OUT/l2-initrd.cpio.gz"
 	rm -rf "$root"

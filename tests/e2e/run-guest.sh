@@ -7,12 +7,13 @@
 #
 # Usage: run-guest.sh [options] -- PROGRAM [ARGS...]
 #   --mode direct|nested|auto  default: $MICROVM_E2E_MODE, else auto
-#                              (direct when /dev/kvm works, else nested)
+#                              (direct when /dev/kvm can create a VM and
+#                              the CPU has vmx/svm, else nested)
 #   --artifacts DIR            what prepare.sh made (default:
 #                              $MICROVM_E2E_ARTIFACTS, else build/e2e-artifacts)
 #   --stdin FILE|-             PROGRAM's stdin; "-" passes ours through
 #                              (default /dev/null)
-#   --timeout SECONDS          harness limit (default 300 direct, 1800 nested)
+#   --timeout SECONDS          harness limit (default 300 direct, 600 nested)
 #   --file PATH                nested: make PATH visible in L1 (repeatable)
 #   --disk-file PATH           nested: as --file, and copy it back after
 #                              the run (for files the guest writes)
@@ -83,12 +84,44 @@ kvm_usable()
 	fi
 }
 
+# hw_virt: whether the CPU has hardware virtualization. A /dev/kvm without
+# it is a software KVM (such as PVM) that does not boot stock kernels in
+# reasonable time, so auto mode does not count it as usable.
+hw_virt()
+{
+	grep -qwE 'vmx|svm' /proc/cpuinfo
+}
+
 case "$mode" in
-auto) if kvm_usable; then mode=direct; else mode=nested; fi ;;
+auto)
+	if ! kvm_usable; then
+		mode=nested
+	elif ! hw_virt; then
+		verbose "auto: ${MICROVM_KVM_DEVICE:-/dev/kvm} works but the" \
+			"CPU has no vmx/svm (software KVM): using nested"
+		mode=nested
+	else
+		mode=direct
+	fi
+	;;
 direct | nested) ;;
 *) die "MICROVM_E2E_MODE/--mode must be direct, nested or auto, not '$mode'" ;;
 esac
 verbose "mode $mode"
+
+# limited CMD...: run CMD with our stdin under the harness limit, in our
+# process group, and stop it if we are stopped (CTest's timeout, ^C).
+limited()
+{
+	local child rc
+	timeout --foreground -k 10 "$limit" "$@" <&0 &
+	child=$!
+	trap 'kill -TERM $child 2>/dev/null; wait $child; exit 143' TERM INT HUP
+	wait $child
+	rc=$?
+	trap - TERM INT HUP
+	return $rc
+}
 
 run_direct()
 {
@@ -101,9 +134,9 @@ run_direct()
 	limit=${limit:-300}
 	start=$SECONDS
 	if [ "$stdin" = - ]; then
-		timeout -k 10 "$limit" "$@"
+		limited "$@"
 	else
-		timeout -k 10 "$limit" "$@" <"$stdin"
+		limited "$@" <"$stdin"
 	fi
 	rc=$?
 	if [ $((SECONDS - start)) -ge "$limit" ] &&
@@ -152,7 +185,7 @@ stage_program()
 # a file it may write.
 scan_args()
 {
-	local prev= arg piece path
+	local prev='' arg piece path
 	for arg in "$@"; do
 		path=
 		case "$prev" in
@@ -224,7 +257,7 @@ run_nested()
 		die "nested mode needs $qemu (apt-get install qemu-system-x86)"
 	[ -f "$art/l1-base.cpio.gz" ] ||
 		die "no $art/l1-base.cpio.gz (run tests/e2e/prepare.sh $art)"
-	limit=${limit:-1800}
+	limit=${limit:-600}
 	work=$(mktemp -d "${TMPDIR:-/tmp}/run-guest.XXXXXX") ||
 		die "mktemp failed"
 	trap 'rm -rf "$work"' EXIT
@@ -254,7 +287,9 @@ run_nested()
 	done
 	for i in "${!disks[@]}"; do
 		[ -f "${disks[$i]}" ] || die "no disk file '${disks[$i]}'"
-		drives+=(-drive "file=${disks[$i]},format=raw,if=none,id=share$i,cache=writeback"
+		# shellcheck disable=SC2054
+		drives+=(-drive
+			 "file=${disks[$i]//,/,,},format=raw,if=none,id=share$i,cache=writeback"
 			 -device "virtio-blk-pci,drive=share$i,serial=e2e-share$i")
 	done
 	write_env "$prog" "$@"
@@ -265,18 +300,27 @@ run_nested()
 		die "cpio failed"
 	cat "$art/l1-base.cpio.gz" >>"$work/l1.cpio"
 
+	# shellcheck disable=SC2054
 	local qemu_args=(-machine q35,accel=tcg -cpu max
 		-smp "${MICROVM_E2E_L1_CPUS:-2}" -m "${MICROVM_E2E_L1_MEMORY:-2048}"
 		-nodefaults -no-user-config -display none -no-reboot
 		-kernel "$art/vmlinuz" -initrd "$work/l1.cpio"
 		-append "console=ttyS0 quiet panic=-1"
 		-chardev "file,id=l1con,path=$work/l1.log" -serial chardev:l1con
-		-chardev stdio,id=l2con -serial chardev:l2con "${drives[@]}")
+		-serial chardev:l2con "${drives[@]}")
+	# ttyS1 reads our stdin only for "--stdin -"; otherwise it is a
+	# write-only file chardev on our stdout.
+	# shellcheck disable=SC2054
+	if [ "$stdin" = - ]; then
+		qemu_args+=(-chardev stdio,id=l2con)
+	else
+		qemu_args+=(-chardev file,id=l2con,path=/dev/stdout,append=on)
+	fi
 	start=$SECONDS
 	if [ "$stdin" = - ]; then
-		timeout -k 10 "$limit" "$qemu" "${qemu_args[@]}"
+		limited "$qemu" "${qemu_args[@]}"
 	else
-		timeout -k 10 "$limit" "$qemu" "${qemu_args[@]}" </dev/null
+		limited "$qemu" "${qemu_args[@]}" </dev/null
 	fi
 	rc=$?
 	tr -d '\r' <"$work/l1.log" >"$work/l1.txt"
@@ -296,9 +340,10 @@ run_nested()
 	fi
 	sed -n '/^E2E-L1-STDERR-BEGIN$/,/^E2E-L1-STDERR-END$/p' "$work/l1.txt" |
 		sed '1d;$d' >&2
-	verbose "nested: L1 reached /init at $(sed -n 's/^E2E-L1-START: //p' "$work/l1.txt") s," \
-		"program ended at $(sed -n 's/^E2E-L1-END: //p' "$work/l1.txt") s (L1 uptime)," \
-		"whole run $((SECONDS - start)) s wall"
+	verbose "nested: L1 reached /init at" \
+		"$(sed -n 's/^E2E-L1-START: //p' "$work/l1.txt") s, program" \
+		"ended at $(sed -n 's/^E2E-L1-END: //p' "$work/l1.txt") s" \
+		"(L1 uptime), whole run $((SECONDS - start)) s wall"
 	exit "$status"
 }
 

@@ -63,3 +63,6 @@ foreach(case ${E2E_BAD_INPUT_CASES})
 	set_tests_properties(e2e.cli.${case} PROPERTIES FIXTURES_REQUIRED e2e
 		LABELS "e2e;cli" TIMEOUT 120)
 endforeach()
+
+# virtio-blk disks: boots from a virtio root disk, multi-queue fio.
+include(${E2E_DIR}/disk.cmake)

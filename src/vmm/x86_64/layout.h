@@ -15,7 +15,8 @@
 #define LAYOUT_CMDLINE_MAX 0x10000ULL      /* incl. terminating NUL */
 #define LAYOUT_EBDA_START 0x9fc00ULL       /* e820: RAM below, reserved */
 #define LAYOUT_ACPI_ADDR 0xe0000ULL        /* RSDP first, then tables */
-#define LAYOUT_ACPI_SIZE 0x20000ULL        /* up to 1 MiB */
+#define LAYOUT_ACPI_SIZE 0x10000ULL        /* up to 0xf0000 */
+#define LAYOUT_RESET_VECTOR 0xffff0ULL     /* f000:fff0, reset stub */
 #define LAYOUT_HIMEM_START 0x100000ULL     /* kernel loaded here */
 #define LAYOUT_BOOT_STACK 0x8ff0ULL
 

@@ -180,6 +180,11 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 	ret = machine_acpi(m, err, errlen);
 	if (ret)
 		return ret;
+	ret = x86_platform_write_reset_stub(&m->vm.mem);
+	if (ret) {
+		snprintf(err, errlen, "no guest RAM at the reset vector");
+		return ret;
+	}
 	memset(&st, 0, sizeof(st));
 	ret = x86_boot_load(&m->vm.mem, &bc, &st, err, errlen);
 	if (ret)

@@ -117,6 +117,28 @@ static void acpi_pm_access(void *opaque, uint64_t off, uint8_t *data,
 	}
 }
 
+/*
+ * Real-mode code at the reset vector. Linux on a hardware-reduced ACPI
+ * platform without EFI reboots through its BIOS fallback: it drops to
+ * real mode and jumps to f000:fff0. There is no BIOS, so this stub writes
+ * the FADT reset value to the reset register, which ends the VM:
+ *   mov dx, PORT_ACPI_RESET; mov al, ACPI_RESET_VALUE; out dx, al;
+ *   1: hlt; jmp 1b
+ */
+static const uint8_t reset_stub[] = {
+	0xba, PORT_ACPI_RESET & 0xff, PORT_ACPI_RESET >> 8,
+	0xb0, ACPI_RESET_VALUE,
+	0xee,
+	0xf4,
+	0xeb, 0xfd,
+};
+
+int x86_platform_write_reset_stub(struct guest_mem *gm)
+{
+	return guest_mem_write(gm, LAYOUT_RESET_VECTOR, reset_stub,
+			       sizeof(reset_stub));
+}
+
 int x86_platform_register_pm(struct vm *vm)
 {
 	return bus_register(&vm->pio, PORT_ACPI_SLEEP_CTL,

@@ -83,7 +83,8 @@ e2e_check_mem()
 # Firmware complaints: our ACPI tables and boot data must be clean.
 e2e_check_dmesg()
 {
-	bad=$(dmesg | grep -E 'ACPI Error|ACPI BIOS Error|FW_BUG|\[Firmware Bug\]|BIOS bug')
+	bad=$(dmesg |
+	      grep -E 'ACPI Error|ACPI BIOS Error|FW_BUG|\[Firmware Bug\]|BIOS bug')
 	if [ -z "$bad" ]; then
 		e2e_ok "dmesg: no firmware errors"
 		return
@@ -99,6 +100,7 @@ e2e_check_dmesg()
 # FIFO), so the padding absorbs that and only the marked line counts.
 e2e_check_stdin()
 {
+	# shellcheck disable=SC3045 # busybox ash has read -t
 	while IFS= read -r -t 60 line; do
 		case "$line" in
 		*E2E-IN:*)
@@ -171,8 +173,11 @@ e2e_main()
 {
 	test=$(e2e_param test) || test=boot
 	case "$test" in
-	boot | demo | shell) "scenario_$test" ;;
+	boot | demo | shell | disk) "scenario_$test" ;;
 	*) e2e_fail "unknown scenario '$test'" ;;
 	esac
 	e2e_end "$(e2e_param end || echo poweroff)"
 }
+
+# The disk scenario (microvm.test=disk) and e2e_root_switch.
+[ -f /e2e/scenarios-disk.sh ] && . /e2e/scenarios-disk.sh

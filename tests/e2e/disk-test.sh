@@ -1,0 +1,313 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# One virtio-blk real-guest test: builds an ext4 root image (busybox, fio
+# and its libraries, the disk scenario), a raw data image and a read-only
+# image, boots the L2 guest from the root disk under microvm (through
+# run-guest.sh, direct or nested), then checks the guest's verdict, the
+# per-queue --stats counters and, on the host, every image: the patterns
+# at their offsets, untouched bytes elsewhere, fio's blocks at their own
+# offsets, the read-only image unchanged, and e2fsck/debugfs on the root.
+#
+# Usage: disk-test.sh --microvm BIN --artifacts DIR [--transport pci|mmio]
+#        [--cpus N] [--queues N] [--jobs N] [--memory MIB] [--mode MODE]
+#   --queues N   request queues of the data disk (default: microvm's, one
+#                per vCPU on pci, 1 on mmio)
+#   --jobs N     fio jobs on the data disk, job K pinned to CPU K (0: none)
+#   --vm-arg ARG one more microvm argument (repeatable; e.g. --verbose)
+# Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
+set -uo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GUEST_DIR=$E2E_DIR/guest
+MIB=1048576
+# Data disk layout (bytes). Pattern A goes through O_DIRECT at a 4 KiB
+# boundary; pattern B through the page cache at an odd offset and with an
+# odd length (read-modify-write of partial blocks); fio owns
+# [FIO_OFF, FIO_OFF + jobs * FIO_SIZE). Everything else must stay as the
+# host wrote it.
+DATA_SIZE=$((48 * MIB))
+PAT_A_OFF=$((MIB + 12288))
+PAT_A_LEN=$MIB
+PAT_B_OFF=$((3 * MIB + 1000))
+PAT_B_LEN=$((MIB + 300))
+FIO_OFF=$((8 * MIB))
+FIO_SIZE=$((4 * MIB))
+RO_SIZE=$((4 * MIB))
+ROOT_SIZE=$((128 * MIB))
+SERIAL=e2e-serial-1
+
+microvm=
+art=
+transport=pci
+cpus=2
+queues=
+jobs=
+queues_arg=
+mib=512
+mode_args=()
+extra_args=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--microvm) microvm=$2; shift 2 ;;
+	--artifacts) art=$2; shift 2 ;;
+	--transport) transport=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--queues) queues=$2; queues_arg=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
+	--memory) mib=$2; shift 2 ;;
+	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	--vm-arg) extra_args+=("$2"); shift 2 ;;
+	*) echo "disk-test: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+[ -n "$microvm" ] && [ -n "$art" ] ||
+	{ echo "disk-test: --microvm and --artifacts are required" >&2; exit 1; }
+case "$transport" in
+pci) queues=${queues:-$cpus} ;;
+mmio) queues=${queues:-1} ;;
+*) echo "disk-test: --transport pci|mmio, not '$transport'" >&2; exit 1 ;;
+esac
+jobs=${jobs:-$queues}
+art=$(cd "$art" && pwd -P) || exit 1
+microvm=$(realpath "$microvm") || exit 1
+
+for tool in mkfs.ext4 e2fsck debugfs fio perl; do
+	command -v "$tool" >/dev/null 2>&1 || {
+		echo "disk-test: needs $tool (apt-get install e2fsprogs fio)" >&2
+		exit 1
+	}
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/disk-test.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fails=0
+fail()
+{
+	echo "disk-test: FAIL: $*"
+	fails=$((fails + 1))
+}
+
+pass()
+{
+	echo "disk-test: ok: $*"
+}
+
+# stage PATH DIR: copy host file PATH to DIR at the same path.
+stage()
+{
+	mkdir -p "$2$(dirname "$1")"
+	cp -L "$1" "$2$1"
+}
+
+# The root file system: busybox, fio with every library ldd lists, the
+# scenario scripts, /sbin/init, and the data the guest compares against.
+build_root()
+{
+	local dir=$work/rootdir applet lib
+	mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,e2e}
+	install -m 755 "$GUEST_DIR/disk-init.sh" "$dir/sbin/init"
+	cp /bin/busybox "$dir/bin/busybox"
+	for applet in $(/bin/busybox --list-full); do
+		[ -e "$dir/$applet" ] || ln -s /bin/busybox "$dir/$applet"
+	done
+	install -m 755 "$art/bin/outb" "$dir/bin/outb"
+	stage "$(command -v fio)" "$dir"
+	while read -r lib; do
+		stage "$lib" "$dir"
+	done < <(ldd "$(command -v fio)" |
+		 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+	install -m 644 "$GUEST_DIR/scenarios.sh" "$GUEST_DIR/scenarios-disk.sh" \
+		"$dir/e2e/"
+	echo "$token" >"$dir/e2e/token"
+	cp pattern-a pattern-b "$dir/e2e/"
+	cp ro.orig "$dir/e2e/ro-content"
+	truncate -s $ROOT_SIZE root.raw
+	mkfs.ext4 -q -F -L e2e-root -d "$dir" root.raw ||
+		return 1
+	rm -rf "$dir"
+}
+
+token=e2e-token-$$-$RANDOM
+head -c $PAT_A_LEN /dev/urandom >pattern-a
+head -c $PAT_B_LEN /dev/urandom >pattern-b
+head -c $RO_SIZE /dev/urandom >ro.orig
+head -c $DATA_SIZE /dev/urandom >data.orig
+cp ro.orig ro.raw
+cp data.orig data.raw
+build_root || { echo "disk-test: building root.raw failed"; exit 1; }
+
+bus=
+[ "$transport" = mmio ] && bus=,transport=mmio
+data_q=
+[ -n "$queues_arg" ] && data_q=,queues=$queues_arg
+root_q=$cpus
+[ "$transport" = mmio ] && root_q=1
+ro_q=$root_q
+disks="vda:$((ROOT_SIZE / 512)):rw:$SERIAL:$root_q"
+disks+=",vdb:$((DATA_SIZE / 512)):rw:-:$queues,vdc:$((RO_SIZE / 512)):ro:-:$ro_q"
+marker=e2e-marker-$$-$RANDOM
+cmdline="console=ttyS0 quiet panic=-1 root=/dev/vda microvm.test=disk"
+cmdline+=" microvm.cpus=$cpus microvm.token=$token microvm.transport=$transport"
+cmdline+=" microvm.disks=$disks microvm.pattern=vdb:$PAT_A_OFF:$PAT_B_OFF"
+[ "$jobs" -gt 0 ] && cmdline+=" microvm.fio=vdb:$jobs:$FIO_OFF:$FIO_SIZE"
+[ "$transport" = pci ] && [ "$jobs" -gt 0 ] && cmdline+=" microvm.irq=vdb"
+cmdline+=" microvm.end=poweroff microvm.marker=$marker"
+vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
+	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M" --stats
+	 --disk "$work/root.raw,serial=$SERIAL$bus"
+	 --disk "$work/data.raw$bus$data_q"
+	 --disk "$work/ro.raw,readonly=on$bus" "${extra_args[@]}")
+
+echo "disk-test: $microvm ${vm_args[*]}"
+start=$SECONDS
+# ro.raw comes back from nested mode too, so the host sees any change.
+MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
+	--artifacts "$art" --disk-file "$work/ro.raw" -- \
+	"$microvm" "${vm_args[@]}" 2>stderr | tee console
+status=${PIPESTATUS[0]}
+echo "disk-test: exit status $status after $((SECONDS - start)) s; stderr:"
+cat stderr
+[ "$status" -ne 77 ] || exit 77
+
+# The guest's verdict.
+tr -d '\r' <console >console.txt
+[ "$status" -eq 0 ] || fail "exit status $status, expected 0 (poweroff)"
+grep -q '^E2E-RESULT: PASS$' console.txt ||
+	fail "the guest did not report E2E-RESULT: PASS"
+grep -q '^E2E-RESULT: FAIL' console.txt &&
+	fail "the guest reported: $(grep '^E2E-RESULT: FAIL' console.txt | tr '\n' ';')"
+grep -q "^E2E-CMDLINE: .*microvm.marker=$marker" console.txt ||
+	fail "marker $marker not in the guest's /proc/cmdline"
+
+# --stats: per-queue counters of the data disk (vdb).
+check_stats()
+{
+	local summary
+	summary=$(awk -v want="$queues" -v jobs="$jobs" '
+	/^microvm: stats vdb queue [0-9]+:/ {
+		q = $5; sub(/:/, "", q)
+		for (i = 6; i < NF; i += 2)
+			v[$i] = $(i + 1)
+		n++; req += v["requests"]; sig += v["irq-signals"]
+		err += v["errors"]; bat += v["batches"]
+		if (v["requests"] > 0)
+			busy++
+		printf "vdb queue %s: requests %d irq-signals %d batches %d\n", \
+			q, v["requests"], v["irq-signals"], v["batches"]
+	}
+	END {
+		printf "vdb total: %d queues, %d busy, requests %d, batches %d, irq-signals %d, errors %d\n", \
+			n, busy, req, bat, sig, err
+		bad = 0
+		if (n != want) { print "FAIL " n " stats lines, expected " want; bad = 1 }
+		if (req == 0) { print "FAIL no requests on vdb"; bad = 1 }
+		if (err != 0) { print "FAIL " err " errors on vdb"; bad = 1 }
+		if (jobs > 0 && !(sig < req)) {
+			print "FAIL irq-signals " sig " not below requests " req \
+				" (no deferred signalling)"
+			bad = 1
+		}
+		if (jobs > 0 && busy < (jobs < want ? jobs : want)) {
+			print "FAIL requests on " busy " queues, expected every queue fio used"
+			bad = 1
+		}
+		exit bad
+	}' stderr)
+	local rc=$?
+	echo "$summary" | sed 's/^/disk-test: stats: /'
+	[ $rc -eq 0 ] && pass "stats: $queues queue lines, signals < requests," \
+		"every queue used" ||
+		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
+}
+check_stats
+
+# same FILE1 OFF1 FILE2 OFF2 LEN: the byte ranges are equal.
+same()
+{
+	cmp -s -n "$5" -i "$2:$4" "$1" "$3"
+}
+
+# The data disk: patterns where the guest put them, nothing else changed
+# outside fio's region, fio's blocks carrying their own offsets.
+check_data()
+{
+	local fio_end=$((FIO_OFF + jobs * FIO_SIZE))
+	[ "$(stat -c %s data.raw)" -eq $DATA_SIZE ] ||
+		fail "data.raw changed size to $(stat -c %s data.raw)"
+	same data.raw $PAT_A_OFF pattern-a 0 $PAT_A_LEN &&
+		pass "data.raw holds pattern-a (O_DIRECT) at $PAT_A_OFF" ||
+		fail "data.raw: pattern-a not at $PAT_A_OFF"
+	same data.raw $PAT_B_OFF pattern-b 0 $PAT_B_LEN &&
+		pass "data.raw holds pattern-b (page cache + fsync) at $PAT_B_OFF" ||
+		fail "data.raw: pattern-b not at $PAT_B_OFF"
+	local ranges="0:$PAT_A_OFF $((PAT_A_OFF + PAT_A_LEN)):$PAT_B_OFF"
+	ranges+=" $((PAT_B_OFF + PAT_B_LEN)):$FIO_OFF $fio_end:$DATA_SIZE"
+	local r from to changed=0
+	for r in $ranges; do
+		from=${r%:*} to=${r#*:}
+		same data.raw "$from" data.orig "$from" $((to - from)) && continue
+		fail "data.raw: bytes [$from, $to) changed"
+		changed=1
+	done
+	[ $changed -eq 1 ] ||
+		pass "data.raw: bytes outside the written ranges unchanged"
+	[ "$jobs" -gt 0 ] || return 0
+	# fio's verify header: u16 magic 0xacca, u16 type, u32 len,
+	# u64 seed, u64 offset of the block.
+	if perl -e '
+		my ($f, $from, $to) = @ARGV; my ($b, $bad, $n) = ("", 0, 0);
+		open(my $h, "<:raw", $f) or die "$f: $!";
+		seek($h, $from, 0) or die;
+		for (my $o = $from; $o < $to; $o += 4096) {
+			read($h, $b, 4096) == 4096 or die "short read";
+			my ($magic, $type, $len, $seed, $off) =
+				unpack("v v V Q< Q<", $b);
+			if ($magic != 0xacca || $len != 4096 || $off != $o) {
+				printf "block at %d: magic %#x len %d offset %d\n",
+					$o, $magic, $len, $off if $bad++ < 5;
+			}
+			$n++;
+		}
+		print "$n blocks, $bad bad\n";
+		exit($bad ? 1 : 0);' data.raw $FIO_OFF $fio_end >fio-blocks.txt; then
+		pass "data.raw: every 4 KiB block of fio's region carries its" \
+			"verify header and own offset ($(tail -n 1 fio-blocks.txt))"
+	else
+		fail "data.raw: fio's blocks: $(tr '\n' ';' <fio-blocks.txt)"
+	fi
+}
+check_data
+
+cmp -s ro.raw ro.orig && pass "ro.raw unchanged" ||
+	fail "ro.raw (readonly=on) changed"
+
+# The root file system after the guest's writes and power-off.
+check_root()
+{
+	local out
+	if out=$(e2fsck -fn root.raw 2>&1); then
+		pass "e2fsck -fn root.raw: clean"
+	else
+		fail "e2fsck -fn root.raw: $(echo "$out" | tr '\n' ';')"
+	fi
+	debugfs -R "dump /e2e/written written" root.raw 2>/dev/null
+	cmp -s written ro.orig && pass "root.raw: /e2e/written as the guest wrote it" ||
+		fail "root.raw: /e2e/written differs from what the guest wrote"
+	out=$(debugfs -R "cat /e2e/written.d/f57" root.raw 2>/dev/null)
+	[ "$out" = "file 57" ] && pass "root.raw: /e2e/written.d/f57 reads 'file 57'" ||
+		fail "root.raw: /e2e/written.d/f57 reads '$out'"
+	out=$(debugfs -R "ls /e2e/written.d" root.raw 2>/dev/null |
+	      tr -s ' ' '\n' | grep -c '^f[0-9]*$')
+	[ "$out" -eq 100 ] && pass "root.raw: 100 files in /e2e/written.d" ||
+		fail "root.raw: $out files in /e2e/written.d, expected 100"
+}
+check_root
+
+grep '^E2E-IRQ: ' console.txt | sed 's/^/disk-test: /'
+if [ $fails -ne 0 ]; then
+	echo "disk-test: $fails check(s) failed"
+	exit 1
+fi
+echo "disk-test: PASS ($((SECONDS - start)) s)"

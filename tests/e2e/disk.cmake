@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: Apache-2.0
+# virtio-blk real-guest tests (label e2e), included from tests.cmake after
+# its e2e_add() and e2e.cli.* tests. Each e2e.disk.* test is one boot of
+# disk-test.sh: root file system on a virtio disk, a raw data disk and a
+# read-only disk, fio write/verify on every queue, host-side image checks.
+# The e2e.cli.disk_locked* cases need lockhold, a helper that holds an OFD
+# lock on an image.
+add_executable(e2e_lockhold ${CMAKE_CURRENT_LIST_DIR}/lockhold.c)
+foreach(case disk_locked disk_locked_readonly)
+	if(TEST e2e.cli.${case})
+		set_tests_properties(e2e.cli.${case} PROPERTIES ENVIRONMENT
+			MICROVM_E2E_LOCKHOLD=$<TARGET_FILE:e2e_lockhold>)
+	endif()
+endforeach()
+
+set(E2E_DISK ${CMAKE_CURRENT_LIST_DIR}/disk-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})
+# virtio-pci, one queue per vCPU (the default), an MSI-X vector each.
+e2e_add(e2e.disk.pci_cpus8_mq auto ${E2E_DISK}
+	--transport pci --cpus 8 --jobs 8)
+# virtio-mmio (ACPI-described), four queues on one interrupt line.
+e2e_add(e2e.disk.mmio_cpus4_queues4 auto ${E2E_DISK}
+	--transport mmio --cpus 4 --queues 4 --jobs 4)

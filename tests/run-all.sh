@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The project's test command: configure with warnings as errors, build,
+# and run every CTest test (unit, fuzz smoke, e2e real-guest tests, ...).
+# Extra arguments go to ctest (e.g. -L unit, -R e2e.boot, -j2).
+# BUILD_DIR overrides the build directory (default: build/).
+# The last line printed is CTest's "N% tests passed" summary.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+cmake -S "$root" -B "$build" -DMICROVM_WERROR=ON
+cmake --build "$build" -j "$(nproc)"
+
+status=0
+(cd "$build" && ctest --output-on-failure "$@") 2>&1 |
+	tee "$build/ctest.log" || status=$?
+summary=$(grep -E '^[0-9]+% tests passed' "$build/ctest.log" |
+	  tail -n 1 || true)
+echo
+echo "${summary:-ctest printed no summary (status $status)}"
+exit "$status"

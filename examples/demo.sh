@@ -12,22 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 art=$build/e2e-artifacts
-packages="build-essential cmake pkg-config liburing-dev libfdt-dev
-qemu-system-x86 busybox-static cpio kmod"
-
-missing=()
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-		grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	sudo=()
-	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
-	echo "demo: installing ${missing[*]}"
-	"${sudo[@]}" apt-get update
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-		--no-install-recommends "${missing[@]}"
-fi
+"$root/tests/install-deps.sh"
 
 cmake -S "$root" -B "$build" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target microvm

@@ -3,13 +3,15 @@
 # The project's test command: configure with warnings as errors, build,
 # and run every CTest test (unit, fuzz smoke, e2e real-guest tests, ...).
 # Extra arguments go to ctest (e.g. -L unit, -R e2e.boot, -j2).
-# BUILD_DIR overrides the build directory (default: build/).
+# BUILD_DIR overrides the build directory (default: build/). Missing
+# Debian packages are installed first (tests/install-deps.sh).
 # The last line printed is CTest's "N% tests passed" summary.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 
+"$root/tests/install-deps.sh"
 cmake -S "$root" -B "$build" -DMICROVM_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 

@@ -10,6 +10,7 @@
 #        [--memory MIB] [--end poweroff|reboot|port:N|mmio:N|hang]
 #        [--status N] [--stdin-line TEXT] [--vm-timeout S (default 240)]
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
+#        [--kernel vmlinuz|vmlinux] (vmlinux: the ELF, PVH entry)
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--microvm) microvm=$2; shift 2 ;;
 	--artifacts) art=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
 	--memory) mib=$2; shift 2 ;;
 	--end) end=$2; shift 2 ;;
 	--status) want_status=$2; shift 2 ;;
@@ -61,7 +63,7 @@ if [ -n "$stdin_line" ]; then
 	stdin_args=(--stdin "$work/stdin")
 	cmdline+=" microvm.stdin=1"
 fi
-vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
+vm_args=(--kernel "$art/${kernel:-vmlinuz}" --initrd "$art/l2-initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M")
 # A guest that fails to end is stopped by microvm itself (status 124 and
 # its vCPU state on stderr) well before the harness limit.

@@ -3,6 +3,7 @@
 # Prepares everything the real-guest tests boot, into OUTDIR (idempotent:
 # a rerun downloads nothing and rebuilds only what changed):
 #   OUTDIR/vmlinuz             Debian's cloud kernel (L1 and L2)
+#   OUTDIR/vmlinux             the same kernel as an ELF (PVH boot tests)
 #   OUTDIR/l2-initrd.cpio.gz   busybox + virtio modules + the test /init
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
@@ -53,6 +54,7 @@ check_host()
 	apt-get apt
 	fio fio
 	mkfs.ext4 e2fsprogs
+	lz4 lz4
 	debugfs e2fsprogs
 	LIST
 	if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
@@ -113,6 +115,24 @@ fetch_kernel()
 	cp "$OUT/kernel/boot/vmlinuz-$kver" "$OUT/vmlinuz"
 	echo "$kver" >"$OUT/kernel.stamp"
 	rm -rf "$OUT/debs"
+}
+
+# extract_vmlinux: the bzImage's payload (boot protocol 2.08+
+# payload_offset/length), LZ4-compressed in Debian's kernels, is the ELF
+# vmlinux with its PVH entry note.
+extract_vmlinux()
+{
+	local k=$OUT/vmlinuz ss po pl
+	[ -f "$OUT/vmlinux" ] && [ "$OUT/vmlinux" -nt "$k" ] && return
+	ss=$(od -An -tu1 -j $((0x1f1)) -N1 "$k" | tr -d ' ')
+	po=$(od -An -tu4 -j $((0x248)) -N4 "$k" | tr -d ' ')
+	pl=$(od -An -tu4 -j $((0x24c)) -N4 "$k" | tr -d ' ')
+	# lz4 exits 1 over the trailing size word; the ELF check decides.
+	tail -c +$(((ss + 1) * 512 + po + 1)) "$k" | head -c "$pl" |
+		lz4 -dc >"$OUT/vmlinux.tmp" 2>/dev/null || true
+	[ "$(head -c 4 "$OUT/vmlinux.tmp" | od -An -tx1 | tr -d ' ')" = \
+	  7f454c46 ] || die "cannot extract an ELF vmlinux from $k"
+	mv "$OUT/vmlinux.tmp" "$OUT/vmlinux"
 }
 
 build_helpers()
@@ -250,6 +270,7 @@ build_l1()
 
 check_host
 fetch_kernel
+extract_vmlinux
 KVER=$(cat "$OUT/kernel.stamp")
 build_helpers
 build_l2

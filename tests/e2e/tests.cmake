@@ -46,6 +46,9 @@ e2e_add(e2e.boot.cpus8_512M_exit_port_42 auto ${E2E_BOOT}
 	--cpus 8 --memory 512 --end port:42 --status 42)
 e2e_add(e2e.boot.cpus2_exit_mmio_7 auto ${E2E_BOOT}
 	--cpus 2 --memory 256 --end mmio:7 --status 7)
+# The ELF vmlinux through its PVH entry point instead of the bzImage.
+e2e_add(e2e.boot.pvh_elf_cpus2 auto ${E2E_BOOT}
+	--kernel vmlinux --cpus 2 --memory 256 --end poweroff --status 0)
 e2e_add(e2e.boot.timeout_3s auto ${E2E_BOOT}
 	--cpus 1 --memory 256 --end hang --vm-timeout 3 --status 124
 	--no-guest-result --min-seconds 3)

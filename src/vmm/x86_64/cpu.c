@@ -7,14 +7,17 @@
  */
 #include "cpu.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <linux/kvm.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #include "boot.h"
+#include "util/log.h"
 #include "vmm/arch.h"
 #include "vmm/vm.h"
 
@@ -24,14 +27,74 @@
 #define APIC_MODE_NMI 0x4
 #define APIC_MODE_EXTINT 0x7
 
+/*
+ * QEMU's TCG emulator, when it provides AMD SVM to a KVM host, does not
+ * intercept a nested guest's XSETBV: KVM never learns the guest's XCR0,
+ * sizes CPUID 0xd for x87|SSE (the guest then warns "XSAVE consistency
+ * problem") and loads its own stale XCR0 before each entry, so VEX
+ * (AVX) code in the guest faults or loses state. On such a host the
+ * guest gets no XSAVE and no VEX-encoded extensions; the legacy
+ * FXSAVE/SSE path works.
+ */
+static bool host_is_tcg(void)
+{
+	unsigned int a, b, c, d;
+	char sig[13];
+
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(sig, &b, 4);
+	memcpy(sig + 4, &c, 4);
+	memcpy(sig + 8, &d, 4);
+	sig[12] = '\0';
+	return !strcmp(sig, "TCGTCGTCGTCG");
+}
+
+#define CPUID1_ECX_NO_XSAVE ((1u << 12) | (1u << 26) | (1u << 27) | \
+			     (1u << 28) | (1u << 29))      /* FMA XSAVE OSXSAVE AVX F16C */
+#define CPUID7_EBX_NO_XSAVE ((1u << 5) | (1u << 16) | (1u << 17) | \
+			     (1u << 21) | (1u << 26) | (1u << 27) | \
+			     (1u << 28) | (1u << 30) | (1u << 31))
+				/* AVX2, AVX-512 F DQ IFMA PF ER CD BW VL */
+#define CPUID7_ECX_NO_XSAVE ((1u << 1) | (1u << 3) | (1u << 4) | (1u << 6) | \
+			     (1u << 9) | (1u << 10) | (1u << 11) | \
+			     (1u << 12) | (1u << 14))
+				/* VBMI PKU OSPKE VBMI2 VAES VPCLMULQDQ VNNI
+				 * BITALG VPOPCNTDQ */
+#define CPUID81_ECX_NO_XSAVE ((1u << 11) | (1u << 16)) /* XOP FMA4 */
+
+static void cpuid_drop_xsave(struct kvm_cpuid_entry2 *e)
+{
+	switch (e->function) {
+	case 1:
+		e->ecx &= ~CPUID1_ECX_NO_XSAVE;
+		break;
+	case 7:
+		if (e->index == 0) {
+			e->ebx &= ~CPUID7_EBX_NO_XSAVE;
+			e->ecx &= ~CPUID7_ECX_NO_XSAVE;
+		}
+		break;
+	case 0xd:
+		e->eax = e->ebx = e->ecx = e->edx = 0;
+		break;
+	case 0x80000001:
+		e->ecx &= ~CPUID81_ECX_NO_XSAVE;
+		break;
+	default:
+		break;
+	}
+}
+
 static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
-			unsigned int ncpus)
+			unsigned int ncpus, bool no_xsave)
 {
 	unsigned int i;
 
 	for (i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
 
+		if (no_xsave)
+			cpuid_drop_xsave(e);
 		switch (e->function) {
 		case 1:
 			/* Initial APIC ID and logical processor count. */
@@ -71,6 +134,8 @@ static int lapic_init(struct vcpu *v)
 
 int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 {
+	static bool tcg_logged;
+	bool tcg = host_is_tcg();
 	struct kvm_cpuid2 *c;
 	int ret;
 
@@ -87,7 +152,11 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 			 strerror(-ret));
 		goto out;
 	}
-	cpuid_fixup(c, v->index, vm->ncpus);
+	if (!v->index && tcg && !tcg_logged) {
+		log_info("host CPU is QEMU TCG: no XSAVE/AVX for the guest");
+		tcg_logged = true;
+	}
+	cpuid_fixup(c, v->index, vm->ncpus, tcg);
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "vCPU %u: KVM_SET_CPUID2: %s", v->index,

@@ -10,10 +10,15 @@
 #
 # Usage: disk-test.sh --microvm BIN --artifacts DIR [--transport pci|mmio]
 #        [--cpus N] [--queues N] [--jobs N] [--memory MIB] [--mode MODE]
+#        [--vm-timeout S] [--vm-arg ARG]
 #   --queues N   request queues of the data disk (default: microvm's, one
 #                per vCPU on pci, 1 on mmio)
 #   --jobs N     fio jobs on the data disk, job K pinned to CPU K (0: none)
-#   --vm-arg ARG one more microvm argument (repeatable; e.g. --verbose)
+#   --vm-arg ARG one more microvm argument (repeatable)
+#   --vm-timeout S  microvm --timeout (default 420: a hung guest still ends
+#                with its --stats counters, before the harness gives up)
+# microvm runs with --verbose: after a crash or the timeout its stderr has
+# the vCPU registers.
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -44,6 +49,7 @@ queues=
 jobs=
 queues_arg=
 mib=512
+vm_timeout=420
 mode_args=()
 extra_args=()
 while [ $# -gt 0 ]; do
@@ -57,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--memory) mib=$2; shift 2 ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
 	--vm-arg) extra_args+=("$2"); shift 2 ;;
+	--vm-timeout) vm_timeout=$2; shift 2 ;;
 	*) echo "disk-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -156,6 +163,7 @@ cmdline+=" microvm.disks=$disks microvm.pattern=vdb:$PAT_A_OFF:$PAT_B_OFF"
 cmdline+=" microvm.end=poweroff microvm.marker=$marker"
 vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M" --stats
+	 --timeout "$vm_timeout" --verbose
 	 --disk "$work/root.raw,serial=$SERIAL$bus"
 	 --disk "$work/data.raw$bus$data_q"
 	 --disk "$work/ro.raw,readonly=on$bus" "${extra_args[@]}")

@@ -26,7 +26,7 @@
 # virtio modules are loaded; without root= it returns).
 e2e_root_switch()
 {
-	local root= word i=0
+	local root='' word i=0
 	for word in $(cat /proc/cmdline); do
 		case "$word" in
 		root=*) root=${word#root=} ;;

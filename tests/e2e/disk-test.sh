@@ -152,7 +152,8 @@ root_q=$cpus
 [ "$transport" = mmio ] && root_q=1
 ro_q=$root_q
 disks="vda:$((ROOT_SIZE / 512)):rw:$SERIAL:$root_q"
-disks+=",vdb:$((DATA_SIZE / 512)):rw:-:$queues,vdc:$((RO_SIZE / 512)):ro:-:$ro_q"
+disks+=",vdb:$((DATA_SIZE / 512)):rw:-:$queues"
+disks+=",vdc:$((RO_SIZE / 512)):ro:-:$ro_q"
 marker=e2e-marker-$$-$RANDOM
 cmdline="console=ttyS0 quiet panic=-1 root=/dev/vda microvm.test=disk"
 cmdline+=" microvm.cpus=$cpus microvm.token=$token microvm.transport=$transport"
@@ -184,24 +185,31 @@ run_guest()
 	cat stderr
 }
 
-# emulator_crash: in nested mode, the emulated machines themselves crash
-# now and then under this load: the L1 kernel dies (QEMU's TCG nested
-# SVM; "L1 ended without reporting a status") or an L2 vCPU triple
-# faults with no console message. QEMU/KVM as the L2 VMM in the same L1
-# crashes the same way, so such a run is tried again (once by default,
-# MICROVM_E2E_DISK_RETRIES). Never in direct mode.
+# emulator_crash: in nested mode the emulated machines themselves fail now
+# and then under this load: the L1 kernel dies under QEMU's TCG nested
+# SVM ("L1 ended without reporting a status"; in its log "stack guard
+# page was hit" or "corrupted stack end detected inside scheduler"), an
+# L2 vCPU triple faults with no console message, or the L2 guest stops
+# making progress until --timeout. QEMU/KVM as the L2 VMM in the same L1,
+# with the same guest and load, failed in these ways in 4 of 12 runs, so
+# such a run boots again (once by default; MICROVM_E2E_DISK_RETRIES=0
+# shows every failure). Never in direct mode.
 emulator_crash()
 {
 	grep -q '^run-guest: mode nested$' stderr || return 1
-	[ "$status" -eq 123 ] && grep -q 'triple fault' stderr && return 0
-	[ "$status" -eq 255 ] &&
-		grep -q 'L1 ended (qemu status [0-9]*) without reporting a status' stderr
+	case "$status" in
+	123) grep -q 'triple fault' stderr ;;
+	124) grep -q -- '--timeout [0-9]* expired' stderr ;;
+	255) grep -q 'L1 ended (qemu status [0-9]*) without reporting a status' \
+		stderr ;;
+	*) return 1 ;;
+	esac
 }
 
 retries=${MICROVM_E2E_DISK_RETRIES:-1}
 run_guest
 while [ "$retries" -gt 0 ] && emulator_crash; do
-	echo "disk-test: RETRY: nested-mode emulator crash (status $status);" \
+	echo "disk-test: RETRY: nested-mode emulator failure (status $status);" \
 		"booting again"
 	retries=$((retries - 1))
 	run_guest
@@ -214,7 +222,8 @@ tr -d '\r' <console >console.txt
 grep -q '^E2E-RESULT: PASS$' console.txt ||
 	fail "the guest did not report E2E-RESULT: PASS"
 grep -q '^E2E-RESULT: FAIL' console.txt &&
-	fail "the guest reported: $(grep '^E2E-RESULT: FAIL' console.txt | tr '\n' ';')"
+	fail "the guest reported:" \
+		"$(grep '^E2E-RESULT: FAIL' console.txt | tr '\n' ';')"
 grep -q "^E2E-CMDLINE: .*microvm.marker=$marker" console.txt ||
 	fail "marker $marker not in the guest's /proc/cmdline"
 
@@ -235,7 +244,8 @@ check_stats()
 			q, v["requests"], v["irq-signals"], v["batches"]
 	}
 	END {
-		printf "vdb total: %d queues, %d busy, requests %d, batches %d, irq-signals %d, errors %d\n", \
+		printf "vdb total: %d queues, %d busy, requests %d, " \
+			"batches %d, irq-signals %d, errors %d\n", \
 			n, busy, req, bat, sig, err
 		bad = 0
 		if (n != want) { print "FAIL " n " stats lines, expected " want; bad = 1 }
@@ -330,10 +340,12 @@ check_root()
 		fail "e2fsck -fn root.raw: $(echo "$out" | tr '\n' ';')"
 	fi
 	debugfs -R "dump /e2e/written written" root.raw 2>/dev/null
-	cmp -s written ro.orig && pass "root.raw: /e2e/written as the guest wrote it" ||
+	cmp -s written ro.orig &&
+		pass "root.raw: /e2e/written as the guest wrote it" ||
 		fail "root.raw: /e2e/written differs from what the guest wrote"
 	out=$(debugfs -R "cat /e2e/written.d/f57" root.raw 2>/dev/null)
-	[ "$out" = "file 57" ] && pass "root.raw: /e2e/written.d/f57 reads 'file 57'" ||
+	[ "$out" = "file 57" ] &&
+		pass "root.raw: /e2e/written.d/f57 reads 'file 57'" ||
 		fail "root.raw: /e2e/written.d/f57 reads '$out'"
 	out=$(debugfs -R "ls /e2e/written.d" root.raw 2>/dev/null |
 	      tr -s ' ' '\n' | grep -c '^f[0-9]*$')

@@ -318,16 +318,8 @@ e2e_disk_write_root()
 
 e2e_disk_check_dmesg()
 {
-	local bad
-	bad=$(dmesg | grep -E 'I/O error|EXT4-fs (error|warning)|blk_update_request|Buffer I/O|read-only block-device')
-	if [ -z "$bad" ]; then
-		e2e_ok "dmesg: no block or ext4 errors"
-		return
-	fi
-	echo "$bad" | while IFS= read -r line; do
-		echo "E2E-RESULT: FAIL dmesg: $line"
-	done
-	E2E_FAILS=$((E2E_FAILS + 1))
+	e2e_dmesg_reject 'I/O error|EXT4-fs (error|warning)|blk_update_request|Buffer I/O|read-only block-device' \
+		"block or ext4 errors"
 }
 
 scenario_disk()

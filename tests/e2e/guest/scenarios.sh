@@ -80,19 +80,27 @@ e2e_check_mem()
 	fi
 }
 
-# Firmware complaints: our ACPI tables and boot data must be clean.
-e2e_check_dmesg()
+# e2e_dmesg_reject REGEX WHAT: one FAIL line per dmesg line matching
+# REGEX, else a check line "dmesg: no WHAT".
+e2e_dmesg_reject()
 {
-	bad=$(dmesg |
-	      grep -E 'ACPI Error|ACPI BIOS Error|FW_BUG|\[Firmware Bug\]|BIOS bug')
+	bad=$(dmesg | grep -E "$1")
 	if [ -z "$bad" ]; then
-		e2e_ok "dmesg: no firmware errors"
+		e2e_ok "dmesg: no $2"
 		return
 	fi
 	echo "$bad" | while IFS= read -r line; do
 		echo "E2E-RESULT: FAIL dmesg: $line"
 	done
 	E2E_FAILS=$((E2E_FAILS + 1))
+}
+
+# Firmware complaints: our ACPI tables and boot data must be clean.
+e2e_check_dmesg()
+{
+	e2e_dmesg_reject \
+		'ACPI Error|ACPI BIOS Error|FW_BUG|\[Firmware Bug\]|BIOS bug' \
+		"firmware errors"
 }
 
 # The host sends padding lines, then "E2E-IN:TEXT". Bytes that arrive

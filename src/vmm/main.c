@@ -260,7 +260,18 @@ int main(int argc, char **argv)
 		vm_request_exit(&machine.vm, status, "startup");
 	}
 	status = vm_wait(&machine.vm, cfg.timeout);
-	vm_stop_vcpus(&machine.vm);
+	if (vm_stop_vcpus(&machine.vm)) {
+		/*
+		 * A vCPU stuck in the kernel owns its vCPU and may still touch
+		 * guest RAM: end the process as it is (flushed guest data is
+		 * already on disk) rather than free what the thread uses.
+		 */
+		console_restore();
+		fprintf(stderr, "microvm: vCPUs did not stop; exiting without "
+				"teardown (status %d)\n", status);
+		fflush(NULL);
+		_exit(status);
+	}
 	console_restore();
 	if (cfg.verbose && status >= VM_EXIT_GUEST_CRASH)
 		vm_dump_vcpus(&machine.vm);

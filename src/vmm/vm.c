@@ -336,13 +336,18 @@ int vm_wait(struct vm *vm, unsigned int timeout_s)
 	return atomic_load(&vm->exit_status);
 }
 
-void vm_stop_vcpus(struct vm *vm)
+/* How long a vCPU thread may take to leave KVM_RUN once kicked. */
+#define VCPU_STOP_LIMIT_MS 10000
+#define VCPU_KICK_PERIOD_MS 20
+
+int vm_stop_vcpus(struct vm *vm)
 {
-	unsigned int i;
+	unsigned int i, stuck = 0;
 
 	atomic_store(&vm->stopping, true);
 	for (i = 0; i < vm->ncpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
+		unsigned int waited;
 
 		if (!v->started)
 			continue;
@@ -350,21 +355,30 @@ void vm_stop_vcpus(struct vm *vm)
 		 * Repeat the kick until the thread is gone: a signal that lands
 		 * between the stopping check and KVM_RUN sets immediate_exit.
 		 */
-		for (;;) {
+		for (waited = 0; waited < VCPU_STOP_LIMIT_MS;
+		     waited += VCPU_KICK_PERIOD_MS) {
 			struct timespec ts;
 
 			pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20 * 1000000;
+			ts.tv_nsec += VCPU_KICK_PERIOD_MS * 1000000L;
 			if (ts.tv_nsec >= 1000000000) {
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			if (pthread_timedjoin_np(v->thread, NULL, &ts) == 0)
+			if (pthread_timedjoin_np(v->thread, NULL, &ts) == 0) {
+				v->started = false;
 				break;
+			}
 		}
-		v->started = false;
+		if (v->started) {
+			log_error("vCPU %u did not leave KVM_RUN within %u ms "
+				  "of being stopped",
+				  v->index, VCPU_STOP_LIMIT_MS);
+			stuck++;
+		}
 	}
+	return (int)stuck;
 }
 
 void vm_close(struct vm *vm)

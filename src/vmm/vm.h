@@ -107,10 +107,13 @@ void vm_request_exit(struct vm *vm, int status, const char *reason);
 int vm_wait(struct vm *vm, unsigned int timeout_s);
 
 /**
- * vm_stop_vcpus() - kick every vCPU out of KVM_RUN and join its thread.
+ * vm_stop_vcpus() - kick every vCPU out of KVM_RUN and join its thread,
+ * giving each a bounded time (a few seconds) to leave.
+ * Return: how many vCPU threads still run; their vCPUs must not be touched
+ * again, and the caller should end the process without tearing down.
  * Context: main thread.
  */
-void vm_stop_vcpus(struct vm *vm);
+int vm_stop_vcpus(struct vm *vm);
 
 /**
  * vm_dump_vcpus() - log every vCPU's main registers (for --verbose after a

@@ -23,6 +23,8 @@
 set -uo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$E2E_DIR/lib.sh"
 GUEST_DIR=$E2E_DIR/guest
 MIB=1048576
 # Data disk layout (bytes). Pattern A goes through O_DIRECT at a 4 KiB
@@ -185,30 +187,10 @@ run_guest()
 	cat stderr
 }
 
-# emulator_crash: in nested mode the emulated machines themselves fail now
-# and then under this load: the L1 kernel dies under QEMU's TCG nested
-# SVM ("L1 ended without reporting a status"; in its log "stack guard
-# page was hit" or "corrupted stack end detected inside scheduler"), an
-# L2 vCPU triple faults with no console message, or the L2 guest stops
-# making progress until --timeout. QEMU/KVM as the L2 VMM in the same L1,
-# with the same guest and load, failed in these ways in 4 of 12 runs, so
-# such a run boots again (once by default; MICROVM_E2E_DISK_RETRIES=0
-# shows every failure). Never in direct mode.
-emulator_crash()
-{
-	grep -q '^run-guest: mode nested$' stderr || return 1
-	case "$status" in
-	123) grep -q 'triple fault' stderr ;;
-	124) grep -q -- '--timeout [0-9]* expired' stderr ;;
-	255) grep -q 'L1 ended (qemu status [0-9]*) without reporting a status' \
-		stderr ;;
-	*) return 1 ;;
-	esac
-}
-
-retries=${MICROVM_E2E_DISK_RETRIES:-1}
+retries=$(e2e_retries)
 run_guest
-while [ "$retries" -gt 0 ] && emulator_crash; do
+while [ "$retries" -gt 0 ] &&
+      e2e_emulator_failure stderr "$status" guest-faults; do
 	echo "disk-test: RETRY: nested-mode emulator failure (status $status);" \
 		"booting again"
 	retries=$((retries - 1))

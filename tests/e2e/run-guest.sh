@@ -211,6 +211,9 @@ write_env()
 	local f arg name size abs
 	{
 		echo "E2E_CWD=$(sq "$PWD")"
+		# L1's own limit, well inside ours: a program that hangs in a
+		# live L1 is then reported with its threads' kernel stacks.
+		echo "E2E_WATCHDOG=$((limit * 85 / 100 - 10))"
 		if [ "$stdin" = - ]; then
 			echo "E2E_STDIN=tty"
 		else
@@ -328,6 +331,12 @@ run_nested()
 		echo "run-guest: L1 log:" >&2
 		cat "$work/l1.txt" >&2
 		die "nested: $(sed -n 's/^E2E-L1-ERROR: //p' "$work/l1.txt" | head -n 1)"
+	fi
+	if grep -q '^E2E-L1-HUNG: ' "$work/l1.txt"; then
+		echo "run-guest: L1 log:" >&2
+		cat "$work/l1.txt" >&2
+		die "nested: '$prog' hung in L1:" \
+			"$(sed -n 's/^E2E-L1-HUNG: //p' "$work/l1.txt" | head -n 1)"
 	fi
 	status=$(sed -n 's/^E2E-L1-EXIT-STATUS: \([0-9]*\)$/\1/p' "$work/l1.txt")
 	if [ -z "$status" ]; then

@@ -7,6 +7,9 @@
 # ttyS0 protocol, read by run-guest.sh:
 #   E2E-L1-ERROR: why           the harness itself failed
 #   E2E-L1-START: UPTIME        L1 reached the command (L1 seconds)
+#   E2E-L1-HUNG: why            the command outlived E2E_WATCHDOG seconds:
+#                               every task's kernel stack follows, then
+#                               the command is killed
 #   E2E-L1-STDERR-BEGIN ... E2E-L1-STDERR-END   the command's stderr
 #   E2E-L1-EXIT-STATUS: N       the command's exit status
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -84,9 +87,61 @@ case "$E2E_STDIN" in
 tty) E2E_STDIN=/dev/ttyS1 ;;
 esac
 
+# l1_children PID: the processes whose parent is PID.
+l1_children()
+{
+	for st in /proc/[0-9]*/status; do
+		[ "$(sed -n 's/^PPid:[[:space:]]*//p' "$st" 2>/dev/null)" = "$1" ] &&
+			{ p=${st%/status}; echo "${p#/proc/}"; }
+	done
+}
+
+# l1_tasks PID: PID and its descendants, each thread with its kernel stack.
+l1_tasks()
+{
+	for t in /proc/"$1"/task/*; do
+		echo "task ${t##*/} ($(cat "$t/comm" 2>/dev/null))" \
+			"$(sed -n 's/^State:[[:space:]]*//p' "$t/status" 2>/dev/null)" \
+			"wchan=$(cat "$t/wchan" 2>/dev/null)"
+		sed 's/^/    /' "$t/stack" 2>/dev/null
+	done
+	for c in $(l1_children "$1"); do
+		l1_tasks "$c"
+	done
+}
+
+l1_kill_tree()
+{
+	for c in $(l1_children "$1"); do
+		l1_kill_tree "$c"
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+
+# l1_watchdog SECONDS PID: tell what a command that hangs inside L1 is
+# doing (a hung L1 says nothing at all), then end it.
+l1_watchdog()
+{
+	sleep "$1"
+	kill -0 "$2" 2>/dev/null || return 0
+	echo "E2E-L1-HUNG: the command still ran after $1 s (L1 watchdog)"
+	l1_tasks "$2"
+	echo "E2E-L1-HUNG-DMESG:"
+	dmesg | tail -n 40
+	l1_kill_tree "$2"
+}
+
 echo "E2E-L1-START: $(cut -d' ' -f1 /proc/uptime)"
-e2e_run >/dev/ttyS1 2>/tmp/e2e-stderr <"$E2E_STDIN"
+e2e_run >/dev/ttyS1 2>/tmp/e2e-stderr <"$E2E_STDIN" &
+pid=$!
+wd=
+if [ "${E2E_WATCHDOG:-0}" -gt 0 ]; then
+	l1_watchdog "$E2E_WATCHDOG" "$pid" &
+	wd=$!
+fi
+wait "$pid"
 rc=$?
+[ -z "$wd" ] || kill "$wd" 2>/dev/null
 ttydrain 30 /dev/ttyS1
 echo "E2E-L1-END: $(cut -d' ' -f1 /proc/uptime)"
 

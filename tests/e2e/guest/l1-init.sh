@@ -61,7 +61,8 @@ l1_disks()
 		dev=$(l1_disk_dev $n) || l1_fail "no virtio disk e2e-share$n"
 		if [ "$1" = in ]; then
 			mkdir -p "${path%/*}"
-			head -c "$size" "$dev" >"$path" ||
+			dd if="$dev" of="$path" bs=1M count="$size" \
+				iflag=count_bytes,fullblock 2>/dev/null ||
 				l1_fail "copying $dev to $path"
 		else
 			dd if="$path" of="$dev" bs=1M conv=notrunc 2>/dev/null ||

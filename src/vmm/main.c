@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +192,14 @@ static void on_signal(int sig)
 	vm_request_exit(&machine.vm, 128 + sig, "signal");
 }
 
-/* SIGUSR1 prints the I/O counters while the guest runs. */
+/*
+ * SIGUSR1 prints the I/O counters while the guest runs. The devices stay
+ * until stats_close() says they are going: printing and teardown never
+ * overlap.
+ */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool stats_closed;
+
 static void *stats_thread(void *arg)
 {
 	sigset_t *set = arg;
@@ -199,10 +207,21 @@ static void *stats_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "stats");
 	for (;;) {
-		if (sigwait(set, &sig) == 0 && sig == SIGUSR1)
+		if (sigwait(set, &sig) || sig != SIGUSR1)
+			continue;
+		pthread_mutex_lock(&stats_lock);
+		if (!stats_closed)
 			machine_print_stats(&machine, STDERR_FILENO);
+		pthread_mutex_unlock(&stats_lock);
 	}
 	return NULL;
+}
+
+static void stats_close(void)
+{
+	pthread_mutex_lock(&stats_lock);
+	stats_closed = true;
+	pthread_mutex_unlock(&stats_lock);
 }
 
 static void install_signals(void)
@@ -283,6 +302,7 @@ int main(int argc, char **argv)
 	else if (status == VM_EXIT_GUEST_CRASH)
 		fprintf(stderr, "microvm: guest crashed (%s)\n",
 			machine.vm.exit_reason);
+	stats_close();
 	if (cfg.stats)
 		machine_print_stats(&machine, STDERR_FILENO);
 	machine_undo(&machine, NR_STEPS);

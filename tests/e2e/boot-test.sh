@@ -11,6 +11,8 @@
 #        [--status N] [--stdin-line TEXT] [--vm-timeout S (default 240)]
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
 #        [--kernel vmlinuz|vmlinux] (vmlinux: the ELF, PVH entry)
+#        [--sigterm-after S] (microvm gets SIGTERM S seconds after start)
+#        [--direct-only]  skip in nested mode unless MICROVM_E2E_HEAVY=1
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -28,6 +30,9 @@ vm_timeout=
 min_seconds=
 guest_result=1
 mode_args=()
+sigterm_after=
+direct_only=0
+stderr_has=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -43,11 +48,21 @@ while [ $# -gt 0 ]; do
 	--min-seconds) min_seconds=$2; shift 2 ;;
 	--no-guest-result) guest_result=0; shift ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	--sigterm-after) sigterm_after=$2; shift 2 ;;
+	--direct-only) direct_only=1; shift ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
 [ -n "$microvm" ] && [ -n "$art" ] ||
 	{ echo "boot-test: --microvm and --artifacts are required" >&2; exit 1; }
+
+if [ "$direct_only" = 1 ] && [ "${MICROVM_E2E_HEAVY:-0}" != 1 ] &&
+   [ "$("$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
+	--which-mode)" = nested ]; then
+	echo "boot-test: skipped: this boot is too heavy for the emulated" \
+		"L1 (see tests/e2e/README.md); MICROVM_E2E_HEAVY=1 runs it"
+	exit 77
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/boot-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -71,6 +86,21 @@ vm_args=(--kernel "$art/${kernel:-vmlinuz}" --initrd "$art/l2-initrd.cpio.gz"
 # its vCPU state on stderr) well before the harness limit.
 vm_args+=(--timeout "${vm_timeout:-240}")
 
+wrapper=()
+if [ -n "$sigterm_after" ]; then
+	# The same sh wrapper on the host and in nested mode's L1 (whose
+	# busybox has its own timeout(1)); it passes microvm's status on.
+	# shellcheck disable=SC2016
+	wrapper=(/bin/sh -c '
+		"$@" & pid=$!
+		sleep "$0"
+		kill -TERM "$pid"
+		wait "$pid"' "$sigterm_after")
+	# Dying of the signal would give 143 too: microvm must say it ended.
+	vm_args+=(--verbose)
+	stderr_has+=("guest ended: signal, exit status 143")
+fi
+
 # run_guest: one boot; the console in $work/console, run-guest.sh's stderr
 # in $work/stderr (and on ours).
 run_guest()
@@ -80,7 +110,7 @@ run_guest()
 	# The harness limit leaves microvm's own --timeout room to act first.
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --timeout $((${vm_timeout:-240} + 180)) \
-		"${stdin_args[@]}" -- "$microvm" "${vm_args[@]}" \
+		"${stdin_args[@]}" -- "${wrapper[@]}" "$microvm" "${vm_args[@]}" \
 		2> >(tee "$work/stderr" >&2) | tee "$work/console"
 	status=${PIPESTATUS[0]}
 	# Let the stderr tee finish before the file is read.
@@ -123,6 +153,10 @@ if [ "$guest_result" = 1 ]; then
 			fail "the line written to stdin did not come back"
 	fi
 fi
+for want in "${stderr_has[@]}"; do
+	grep -qF -- "$want" "$work/stderr" ||
+		fail "microvm's stderr lacks \"$want\""
+done
 if [ -n "$min_seconds" ] &&
    awk "BEGIN { exit !($elapsed < $min_seconds) }"; then
 	fail "ended after $elapsed s, before the $min_seconds s expected"

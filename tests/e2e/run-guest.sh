@@ -17,6 +17,7 @@
 #   --file PATH                nested: make PATH visible in L1 (repeatable)
 #   --disk-file PATH           nested: as --file, and copy it back after
 #                              the run (for files the guest writes)
+#   --which-mode               print the mode a run would use and exit
 # Exit status: PROGRAM's; 77 when the mode cannot run here; 255 when the
 # harness itself failed (message on stderr).
 #
@@ -25,7 +26,8 @@
 # lists for it, input files (at their host paths) and /e2e/run.env. L1's
 # ttyS0 is a log file that carries the exit status (guest/l1-init.sh);
 # its ttyS1 is PROGRAM's stdout and is wired to our stdout. Files named by
-# ARGS (split at ',' and '=') that exist here are copied in automatically;
+# ARGS (split at ',' and '=') that exist here are copied in automatically
+# (executables with their libraries);
 # the PATH of each "--disk PATH,..." is treated as --disk-file. A disk file
 # travels as a raw virtio-blk disk of L1, is copied into L1's RAM before
 # PROGRAM starts and written back afterwards, so PROGRAM sees a regular
@@ -42,6 +44,7 @@ stdin=/dev/null
 limit=
 files=()
 disks=()
+which_mode=0
 
 die()
 {
@@ -62,11 +65,12 @@ while [ $# -gt 0 ]; do
 	--timeout) limit=$2; shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
 	--disk-file) disks+=("$2"); shift 2 ;;
+	--which-mode) which_mode=1; shift; break ;;
 	--) shift; break ;;
 	*) die "unknown option '$1' (usage: see the head of $0)" ;;
 	esac
 done
-[ $# -ge 1 ] || die "no PROGRAM after --"
+[ $# -ge 1 ] || [ "$which_mode" = 1 ] || die "no PROGRAM after --"
 if [ -z "$art" ]; then
 	art=$E2E_DIR/../../build/e2e-artifacts
 fi
@@ -108,6 +112,10 @@ direct | nested) ;;
 *) die "MICROVM_E2E_MODE/--mode must be direct, nested or auto, not '$mode'" ;;
 esac
 verbose "mode $mode"
+if [ "$which_mode" = 1 ]; then
+	echo "$mode"
+	exit 0
+fi
 
 # limited CMD...: run CMD with our stdin under the harness limit, in our
 # process group, and stop it if we are stopped (CTest's timeout, ^C).
@@ -200,7 +208,12 @@ scan_args()
 		fi
 		IFS=',=' read -r -a pieces <<<"$arg"
 		for piece in "${pieces[@]}"; do
-			[ -n "$piece" ] && [ -f "$piece" ] && files+=("$piece")
+			[ -n "$piece" ] && [ -f "$piece" ] || continue
+			files+=("$piece")
+			# A program run by a wrapper (timeout, env) needs its
+			# libraries too.
+			[ -x "$piece" ] && [ "$(head -c 4 "$piece")" = $'\x7fELF' ] &&
+				stage_program "$piece"
 		done
 		prev=$arg
 	done

@@ -317,8 +317,8 @@ run_nested()
 	cat "$art/l1-base.cpio.gz" >>"$work/l1.cpio"
 
 	# shellcheck disable=SC2054
-	local qemu_args=(-machine q35,accel=tcg -cpu max
-		-smp "${MICROVM_E2E_L1_CPUS:-2}" -m "${MICROVM_E2E_L1_MEMORY:-2048}"
+	local qemu_args=(-machine q35 -accel "tcg${MICROVM_E2E_TCG_OPTS:+,$MICROVM_E2E_TCG_OPTS}" -cpu max
+		-smp "${MICROVM_E2E_L1_CPUS:-1}" -m "${MICROVM_E2E_L1_MEMORY:-2048}"
 		-nodefaults -no-user-config -display none -no-reboot
 		-kernel "$art/vmlinuz" -initrd "$work/l1.cpio"
 		-append "console=ttyS0 quiet panic=-1"

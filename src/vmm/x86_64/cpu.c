@@ -85,8 +85,44 @@ static void cpuid_drop_xsave(struct kvm_cpuid_entry2 *e)
 	}
 }
 
+#define CPUID1_ECX_TSC_DEADLINE (1u << 24)
+#define CPUID_BRAND_FIRST 0x80000002u
+#define CPUID_BRAND_LAST 0x80000004u
+
+/*
+ * KVM reports no processor brand string (leaves 0x80000002-4), so the
+ * guest would name its CPU after the family ("AMD Hammer"); give it the
+ * host's, as "-cpu host" in other VMMs does. Leaves KVM did not list are
+ * added when the extended range reaches them.
+ */
+static void cpuid_brand(struct kvm_cpuid2 *c, unsigned int max)
+{
+	unsigned int ext_max = 0, leaf, i;
+
+	for (i = 0; i < c->nent; i++)
+		if (c->entries[i].function == 0x80000000)
+			ext_max = c->entries[i].eax;
+	for (leaf = CPUID_BRAND_FIRST; leaf <= CPUID_BRAND_LAST; leaf++) {
+		struct kvm_cpuid_entry2 *e = NULL;
+
+		if (ext_max < leaf)
+			return;
+		for (i = 0; i < c->nent; i++)
+			if (c->entries[i].function == leaf)
+				e = &c->entries[i];
+		if (!e) {
+			if (c->nent >= max)
+				return;
+			e = &c->entries[c->nent++];
+			memset(e, 0, sizeof(*e));
+			e->function = leaf;
+		}
+		__cpuid(leaf, e->eax, e->ebx, e->ecx, e->edx);
+	}
+}
+
 static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
-			unsigned int ncpus, bool no_xsave)
+			unsigned int ncpus, bool no_xsave, bool tsc_deadline)
 {
 	unsigned int i;
 
@@ -102,6 +138,13 @@ static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
 				 ((ncpus & 0xff) << 16);
 			e->edx |= 1u << 28; /* HTT: the count field is valid */
 			e->ecx |= 1u << 31; /* running under a hypervisor */
+			/*
+			 * KVM emulates the TSC-deadline mode of the local APIC
+			 * timer but leaves the bit for the VMM to offer: one
+			 * MSR write per timer instead of the count registers.
+			 */
+			if (tsc_deadline)
+				e->ecx |= CPUID1_ECX_TSC_DEADLINE;
 			break;
 		case 0xb:
 		case 0x1f:
@@ -156,7 +199,10 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 		log_info("host CPU is QEMU TCG: no XSAVE/AVX for the guest");
 		tcg_logged = true;
 	}
-	cpuid_fixup(c, v->index, vm->ncpus, tcg);
+	cpuid_brand(c, CPUID_MAX_ENTRIES);
+	cpuid_fixup(c, v->index, vm->ncpus, tcg,
+		    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+			  KVM_CAP_TSC_DEADLINE_TIMER) > 0);
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "vCPU %u: KVM_SET_CPUID2: %s", v->index,

@@ -12,7 +12,7 @@
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
 #        [--kernel vmlinuz|vmlinux] (vmlinux: the ELF, PVH entry)
 #        [--sigterm-after S] (microvm gets SIGTERM S seconds after start)
-#        [--direct-only]  skip in nested mode unless MICROVM_E2E_HEAVY=1
+
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -31,7 +31,6 @@ min_seconds=
 guest_result=1
 mode_args=()
 sigterm_after=
-direct_only=0
 stderr_has=()
 
 while [ $# -gt 0 ]; do
@@ -49,20 +48,11 @@ while [ $# -gt 0 ]; do
 	--no-guest-result) guest_result=0; shift ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
 	--sigterm-after) sigterm_after=$2; shift 2 ;;
-	--direct-only) direct_only=1; shift ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
 [ -n "$microvm" ] && [ -n "$art" ] ||
 	{ echo "boot-test: --microvm and --artifacts are required" >&2; exit 1; }
-
-if [ "$direct_only" = 1 ] && [ "${MICROVM_E2E_HEAVY:-0}" != 1 ] &&
-   [ "$("$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
-	--which-mode)" = nested ]; then
-	echo "boot-test: skipped: this boot is too heavy for the emulated" \
-		"L1 (see tests/e2e/README.md); MICROVM_E2E_HEAVY=1 runs it"
-	exit 77
-fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/boot-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT

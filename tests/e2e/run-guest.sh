@@ -17,7 +17,6 @@
 #   --file PATH                nested: make PATH visible in L1 (repeatable)
 #   --disk-file PATH           nested: as --file, and copy it back after
 #                              the run (for files the guest writes)
-#   --which-mode               print the mode a run would use and exit
 # Exit status: PROGRAM's; 77 when the mode cannot run here; 255 when the
 # harness itself failed (message on stderr).
 #
@@ -44,7 +43,6 @@ stdin=/dev/null
 limit=
 files=()
 disks=()
-which_mode=0
 
 die()
 {
@@ -65,12 +63,11 @@ while [ $# -gt 0 ]; do
 	--timeout) limit=$2; shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
 	--disk-file) disks+=("$2"); shift 2 ;;
-	--which-mode) which_mode=1; shift; break ;;
 	--) shift; break ;;
 	*) die "unknown option '$1' (usage: see the head of $0)" ;;
 	esac
 done
-[ $# -ge 1 ] || [ "$which_mode" = 1 ] || die "no PROGRAM after --"
+[ $# -ge 1 ] || die "no PROGRAM after --"
 if [ -z "$art" ]; then
 	art=$E2E_DIR/../../build/e2e-artifacts
 fi
@@ -112,10 +109,6 @@ direct | nested) ;;
 *) die "MICROVM_E2E_MODE/--mode must be direct, nested or auto, not '$mode'" ;;
 esac
 verbose "mode $mode"
-if [ "$which_mode" = 1 ]; then
-	echo "$mode"
-	exit 0
-fi
 
 # limited CMD...: run CMD with our stdin under the harness limit, in our
 # process group, and stop it if we are stopped (CTest's timeout, ^C).

@@ -52,10 +52,9 @@ e2e_add(e2e.boot.pvh_elf_cpus2 auto ${E2E_BOOT}
 e2e_add(e2e.boot.timeout_3s auto ${E2E_BOOT}
 	--cpus 1 --memory 256 --end hang --vm-timeout 3 --status 124
 	--no-guest-result --min-seconds 3)
-# The most vCPUs the issue asks for; the emulated L1 of nested mode fails
-# under it (QEMU/KVM too), so it runs where KVM is real or when asked.
-e2e_add(e2e.boot.cpus64_1G_heavy auto ${E2E_BOOT}
-	--cpus 64 --memory 1024 --end poweroff --status 0 --direct-only)
+# 64 vCPUs, all brought online (about 45 s nested).
+e2e_add(e2e.boot.cpus64_1G auto ${E2E_BOOT}
+	--cpus 64 --memory 1024 --end poweroff --status 0)
 # SIGTERM ends microvm cleanly with 128+15, vCPUs running.
 e2e_add(e2e.boot.sigterm_cpus2 auto ${E2E_BOOT}
 	--cpus 2 --memory 256 --end hang --sigterm-after 4 --status 143

@@ -146,12 +146,27 @@ e2e_end()
 	poweroff -f
 }
 
+# e2e_check_cpu_model: the CPU features the VMM adds to KVM's defaults
+# reach the guest: the TSC-deadline timer and a processor brand string.
+e2e_check_cpu_model()
+{
+	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	if ! grep -qw tsc_deadline_timer /proc/cpuinfo; then
+		e2e_fail "cpu: no tsc_deadline_timer in /proc/cpuinfo"
+	elif [ -z "$model" ] || echo "$model" | grep -q 'Hammer\|unknown'; then
+		e2e_fail "cpu: no brand string (model name '$model')"
+	else
+		e2e_ok "cpu: tsc_deadline_timer, model name '$model'"
+	fi
+}
+
 scenario_boot()
 {
 	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
 	if want=$(e2e_param cpus); then
 		e2e_check_cpus "$want"
 	fi
+	e2e_check_cpu_model
 	if want=$(e2e_param mem); then
 		e2e_check_mem "$want"
 	fi

@@ -12,7 +12,6 @@
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
 #        [--kernel vmlinuz|vmlinux] (vmlinux: the ELF, PVH entry)
 #        [--sigterm-after S] (microvm gets SIGTERM S seconds after start)
-
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 

@@ -27,7 +27,7 @@ static const char usage_text[] =
 "  --cmdline STRING    kernel command line (default \"console=ttyS0\")\n"
 "  --cpus N            vCPUs, 1-254 (default 1)\n"
 "  --memory SIZE       guest RAM with K/M/G suffix, plain numbers are MiB\n"
-"                      (default 512M)\n"
+"                      (default " CONFIG_DEFAULT_MEMORY_ARG ")\n"
 "  --disk SPEC         a virtio-blk disk, repeatable (vda, vdb, ...):\n"
 "                      PATH[,readonly=on][,serial=ID]\n"
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
@@ -318,7 +318,7 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 
 	cfg->cpus = 1;
 	cfg->memory = CONFIG_DEFAULT_MEMORY;
-	cfg->memory_arg = "512M";
+	cfg->memory_arg = CONFIG_DEFAULT_MEMORY_ARG;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {

@@ -13,6 +13,7 @@
 #define CONFIG_MAX_CPUS 254
 #define CONFIG_MAX_DISKS 16
 #define CONFIG_DEFAULT_MEMORY (512ULL << 20)
+#define CONFIG_DEFAULT_MEMORY_ARG "512M" /* the same, as --memory spells it */
 #define CONFIG_MIN_MEMORY (16ULL << 20)
 
 enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };

@@ -108,14 +108,7 @@ run_guest()
 	echo "boot-test: exit status $status after $elapsed s"
 }
 
-retries=$(e2e_retries)
-run_guest
-while [ "$retries" -gt 0 ] && e2e_emulator_failure "$work/stderr" "$status"; do
-	echo "boot-test: RETRY: nested-mode emulator failure (status $status);" \
-		"booting again"
-	retries=$((retries - 1))
-	run_guest
-done
+e2e_boot boot-test "$work/stderr"
 [ "$status" -ne 77 ] || exit 77
 fails=0
 fail()

@@ -187,15 +187,7 @@ run_guest()
 	cat stderr
 }
 
-retries=$(e2e_retries)
-run_guest
-while [ "$retries" -gt 0 ] &&
-      e2e_emulator_failure stderr "$status" guest-faults; do
-	echo "disk-test: RETRY: nested-mode emulator failure (status $status);" \
-		"booting again"
-	retries=$((retries - 1))
-	run_guest
-done
+e2e_boot disk-test stderr guest-faults
 [ "$status" -ne 77 ] || exit 77
 
 # The guest's verdict.

@@ -28,10 +28,21 @@ e2e_emulator_failure()
 	esac
 }
 
-# e2e_retries: how many more boots a run that e2e_emulator_failure blames
-# on the emulator gets ($MICROVM_E2E_RETRIES, default 1; 0 shows every
-# failure as it is).
-e2e_retries()
+# e2e_boot WHO STDERR [guest-faults]: calls the caller's run_guest, which
+# leaves run-guest.sh's exit status in $status and its stderr in file
+# STDERR, and calls it again while e2e_emulator_failure blames the
+# emulator, at most $MICROVM_E2E_RETRIES more times (default 1; 0 shows
+# every failure as it is). Each retry is announced on stdout.
+e2e_boot()
 {
-	echo "${MICROVM_E2E_RETRIES:-1}"
+	local who=$1 stderr=$2 faults=${3:-}
+	local retries=${MICROVM_E2E_RETRIES:-1}
+	run_guest
+	while [ "$retries" -gt 0 ] &&
+	      e2e_emulator_failure "$stderr" "$status" "$faults"; do
+		echo "$who: RETRY: nested-mode emulator failure" \
+			"(status $status); booting again"
+		retries=$((retries - 1))
+		run_guest
+	done
 }

@@ -177,7 +177,6 @@ static int lapic_init(struct vcpu *v)
 
 int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 {
-	static bool tcg_logged;
 	bool tcg = host_is_tcg();
 	struct kvm_cpuid2 *c;
 	int ret;
@@ -195,10 +194,8 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 			 strerror(-ret));
 		goto out;
 	}
-	if (!v->index && tcg && !tcg_logged) {
+	if (!v->index && tcg)
 		log_info("host CPU is QEMU TCG: no XSAVE/AVX for the guest");
-		tcg_logged = true;
-	}
 	cpuid_brand(c, CPUID_MAX_ENTRIES);
 	cpuid_fixup(c, v->index, vm->ncpus, tcg,
 		    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,

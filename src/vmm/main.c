@@ -285,12 +285,14 @@ int main(int argc, char **argv)
 		 * guest RAM: end the process as it is (flushed guest data is
 		 * already on disk) rather than free what the thread uses.
 		 */
+		arch_machine_console_flush(&machine);
 		console_restore();
 		fprintf(stderr, "microvm: vCPUs did not stop; exiting without "
 				"teardown (status %d)\n", status);
 		fflush(NULL);
 		_exit(status);
 	}
+	arch_machine_console_flush(&machine); /* bounded: stdout may stall */
 	console_restore();
 	if (cfg.verbose && status >= VM_EXIT_GUEST_CRASH)
 		vm_dump_vcpus(&machine.vm);

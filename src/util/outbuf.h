@@ -23,7 +23,7 @@ struct outbuf;
 struct outbuf_stats {
 	uint64_t queued;  /* bytes accepted by outbuf_write() */
 	uint64_t written; /* bytes the fd took */
-	uint64_t dropped; /* bytes lost: buffer full, fd failed, close timed out */
+	uint64_t dropped; /* lost: buffer full, fd failed, close timed out */
 };
 
 /**

@@ -119,7 +119,8 @@ static int step_ram(struct machine *m, char *err, size_t errlen)
 			 m->cfg->memory_arg, (unsigned long long)(host >> 20));
 		return -ENOMEM;
 	}
-	return vm_add_ram(&m->vm, m->cfg->memory, err, errlen);
+	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
+			  errlen);
 }
 
 static int step_devices(struct machine *m, char *err, size_t errlen)

@@ -10,6 +10,7 @@
 #include "util/outbuf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -49,6 +50,15 @@ static void outbuf_consume_locked(struct outbuf *ob, size_t n)
 	ob->count -= n;
 }
 
+static void outbuf_free(struct outbuf *ob)
+{
+	close(ob->fd);
+	pthread_cond_destroy(&ob->exited);
+	pthread_cond_destroy(&ob->wake);
+	pthread_mutex_destroy(&ob->lock);
+	free(ob);
+}
+
 /* One write of @n bytes at @p. Return: bytes taken, 0 to retry, -errno. */
 static ssize_t outbuf_emit(struct outbuf *ob, const uint8_t *p, size_t n)
 {
@@ -74,6 +84,7 @@ static ssize_t outbuf_emit(struct outbuf *ob, const uint8_t *p, size_t n)
 static void *outbuf_thread(void *arg)
 {
 	struct outbuf *ob = arg;
+	bool own;
 	ssize_t w;
 	size_t n;
 
@@ -111,8 +122,11 @@ static void *outbuf_thread(void *arg)
 	}
 	/* Empty here unless abandoned, and then outbuf_close() counted it. */
 	ob->thread_done = true;
+	own = ob->abandon;
 	pthread_cond_broadcast(&ob->exited);
 	pthread_mutex_unlock(&ob->lock);
+	if (own)
+		outbuf_free(ob); /* outbuf_close() returned long ago */
 	return NULL;
 }
 
@@ -142,7 +156,12 @@ struct outbuf *outbuf_new(int fd, size_t size, const char *thread_name)
 	ob = calloc(1, sizeof(*ob) + size);
 	if (!ob)
 		return NULL;
-	ob->fd = fd;
+	/* Our own descriptor: the caller may close @fd whenever it likes. */
+	ob->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ob->fd < 0) {
+		free(ob);
+		return NULL;
+	}
 	ob->size = size;
 	snprintf(ob->name, sizeof(ob->name), "%s", thread_name);
 	pthread_mutex_init(&ob->lock, NULL);
@@ -157,10 +176,7 @@ struct outbuf *outbuf_new(int fd, size_t size, const char *thread_name)
 	return ob;
 
 err_free:
-	pthread_cond_destroy(&ob->exited);
-	pthread_cond_destroy(&ob->wake);
-	pthread_mutex_destroy(&ob->lock);
-	free(ob);
+	outbuf_free(ob);
 	errno = -ret;
 	return NULL;
 }
@@ -211,6 +227,8 @@ int outbuf_close(struct outbuf *ob, unsigned int timeout_ms,
 {
 	struct outbuf_stats st;
 	struct timespec until;
+	char name[16];
+	pthread_t thread;
 	bool done;
 	int ret;
 
@@ -230,20 +248,20 @@ int outbuf_close(struct outbuf *ob, unsigned int timeout_ms,
 	}
 	st = ob->st;
 	ret = ob->failed ? -EIO : done ? 0 : -ETIMEDOUT;
+	memcpy(name, ob->name, sizeof(name));
+	thread = ob->thread;
 	pthread_mutex_unlock(&ob->lock);
 	if (final)
 		*final = st;
 	if (!done) {
+		/* From here on the thread owns @ob and frees it at its end. */
+		pthread_detach(thread);
 		log_warn("%s: output not taken within %u ms; %llu bytes "
-			 "dropped", ob->name, timeout_ms,
+			 "dropped", name, timeout_ms,
 			 (unsigned long long)st.dropped);
-		pthread_detach(ob->thread);
-		return ret; /* the thread still owns @ob */
+		return ret;
 	}
-	pthread_join(ob->thread, NULL);
-	pthread_cond_destroy(&ob->exited);
-	pthread_cond_destroy(&ob->wake);
-	pthread_mutex_destroy(&ob->lock);
-	free(ob);
+	pthread_join(thread, NULL);
+	outbuf_free(ob);
 	return ret;
 }

@@ -28,7 +28,8 @@ struct outbuf_stats {
 
 /**
  * outbuf_new() - a FIFO of @size bytes and the thread that drains it.
- * @fd: where the bytes go (blocking or not; not closed by the outbuf)
+ * @fd: where the bytes go (blocking or not); the outbuf writes to a
+ *	duplicate of it, so the caller keeps and closes @fd as it likes
  * @size: bytes held at most, at least 1
  * @thread_name: name of the drain thread (at most 15 characters)
  *
@@ -68,8 +69,8 @@ void outbuf_stats(struct outbuf *ob, struct outbuf_stats *st);
  *	deadline counts as dropped
  *
  * A drain thread still blocked in write() at the deadline is left behind,
- * detached, with the outbuf it uses (a small leak at exit rather than a
- * hang); it ends when the write returns.
+ * detached, and frees the outbuf itself when that write returns (at
+ * process exit at the latest): a stalled reader never turns into a hang.
  *
  * Return: 0 when everything queued was written, -ETIMEDOUT when the
  * deadline passed with bytes queued, -EIO after a write error.

@@ -256,7 +256,6 @@ void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,
 {
 	struct pci_bus *b = opaque;
 	unsigned int reg = (unsigned int)(offset & (PCI_ECAM_FN_SIZE - 1));
-
 	struct pci_dev *d;
 
 	if (!len || len > 8)

@@ -84,6 +84,7 @@ static ssize_t outbuf_emit(struct outbuf *ob, const uint8_t *p, size_t n)
 static void *outbuf_thread(void *arg)
 {
 	struct outbuf *ob = arg;
+	const uint8_t *p;
 	bool own;
 	ssize_t w;
 	size_t n;
@@ -100,8 +101,9 @@ static void *outbuf_thread(void *arg)
 			n = ob->count;
 		if (n > OUTBUF_CHUNK)
 			n = OUTBUF_CHUNK;
+		p = ob->buf + ob->head;
 		pthread_mutex_unlock(&ob->lock);
-		w = outbuf_emit(ob, ob->buf + ob->head, n);
+		w = outbuf_emit(ob, p, n);
 		pthread_mutex_lock(&ob->lock);
 		if (w > 0) {
 			outbuf_consume_locked(ob, (size_t)w);

@@ -368,11 +368,10 @@ int serial_close_output(struct serial *s, unsigned int timeout_ms)
 void serial_tx_stats(struct serial *s, struct outbuf_stats *st)
 {
 	pthread_mutex_lock(&s->lock);
-	if (s->out) {
+	if (s->out)
 		outbuf_stats(s->out, st);
-	} else {
+	else
 		*st = s->tx_final;
-	}
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * PCI configuration space model and bus 0 dispatch. Every config access is
- * byte-granular under the bus lock: reads copy bytes (all ones for absent
- * functions, 0 past the modelled 256 bytes), writes merge through the
- * per-byte write mask, so no width or alignment can touch a read-only
- * byte. BAR decode changes are recomputed after each COMMAND/BAR write.
+ * byte-granular under the function's own lock: reads copy bytes (all ones
+ * for absent functions, 0 past the modelled 256 bytes), writes merge
+ * through the per-byte write mask, so no width or alignment can touch a
+ * read-only byte. BAR decode changes are recomputed after each COMMAND/BAR
+ * write. The bus lock covers only CONFIG_ADDRESS, the slot table and the
+ * decoded BAR addresses, and is never held across a device's callbacks:
+ * one device's slow config write (a reset waiting for its disk I/O) holds
+ * up that device alone. Lock order: pci_dev.lock, then pci_bus.lock.
  */
 #include "devices/pci.h"
 
@@ -32,6 +36,7 @@ void pci_dev_init(struct pci_dev *d, const struct pci_ids *ids)
 	int i;
 
 	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->lock, NULL);
 	le_put(d->cfg + PCI_VENDOR_ID, 2, ids->vendor);
 	le_put(d->cfg + PCI_DEVICE_ID, 2, ids->device);
 	d->cfg[PCI_REVISION_ID] = ids->revision;
@@ -101,7 +106,11 @@ int pci_add_cap(struct pci_dev *d, uint8_t id, const void *body, size_t len,
 	return (int)off;
 }
 
-/* Recompute what each BAR decodes; tell the owner about every change. */
+/*
+ * Recompute what each BAR decodes; tell the owner about every change. The
+ * new address is published under the bus lock (pci_mmio_access() reads
+ * it there); bar_moved runs under d->lock only.
+ */
 static void pci_dev_update_bars_locked(struct pci_dev *d)
 {
 	uint64_t cmd = le_get(d->cfg + PCI_COMMAND, 2);
@@ -120,7 +129,9 @@ static void pci_dev_update_bars_locked(struct pci_dev *d)
 		if (addr == bar->mapped)
 			continue;
 		old = bar->mapped;
+		pthread_mutex_lock(&d->bus->lock);
 		bar->mapped = addr;
+		pthread_mutex_unlock(&d->bus->lock);
 		if (d->bar_moved)
 			d->bar_moved(d, i, old, addr);
 	}
@@ -162,30 +173,47 @@ static void pci_dev_cfg_write_locked(struct pci_dev *d, unsigned int reg,
 		d->cfg_hook(d, reg, n, true);
 }
 
-static void pci_bus_cfg_access_locked(struct pci_bus *b, uint64_t busnr,
-				      unsigned int dev, unsigned int fn,
-				      unsigned int reg, uint8_t *data,
-				      unsigned int len, bool is_write)
+/*
+ * The function a config access targets, with a use counted so that
+ * pci_bus_remove() waits for it; NULL for an absent one.
+ */
+static struct pci_dev *pci_bus_get_locked(struct pci_bus *b, uint64_t busnr,
+					  unsigned int dev, unsigned int fn)
 {
 	struct pci_dev *d = NULL;
 
 	if (busnr == 0 && fn == 0 && dev < PCI_MAX_SLOTS)
 		d = b->slots[dev];
-	if (!d) {
-		if (!is_write)
-			memset(data, 0xff, len);
-		return;
-	}
+	if (d)
+		d->users++;
+	return d;
+}
+
+static void pci_bus_put(struct pci_bus *b, struct pci_dev *d)
+{
+	pthread_mutex_lock(&b->lock);
+	if (!--d->users)
+		pthread_cond_broadcast(&b->idle);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Called without the bus lock: only @d waits for its own callbacks. */
+static void pci_dev_cfg_access(struct pci_dev *d, unsigned int reg,
+			       uint8_t *data, unsigned int len, bool is_write)
+{
+	pthread_mutex_lock(&d->lock);
 	if (is_write)
 		pci_dev_cfg_write_locked(d, reg, data, len);
 	else
 		pci_dev_cfg_read_locked(d, reg, data, len);
+	pthread_mutex_unlock(&d->lock);
 }
 
 void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
 		       unsigned int len, bool is_write)
 {
 	struct pci_bus *b = opaque;
+	struct pci_dev *d = NULL;
 	unsigned int reg;
 	uint32_t ca;
 
@@ -206,16 +234,21 @@ void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
 			le_put(data, 4, ca);
 		else if (!is_write)
 			memset(data, 0xff, len);
-	} else if (!(ca & CONFIG_ADDRESS_ENABLE)) {
-		if (!is_write)
-			memset(data, 0xff, len);
-	} else {
-		reg = (ca & 0xfc) + (unsigned int)offset - 4;
-		pci_bus_cfg_access_locked(b, (ca >> 16) & 0xff,
-					  (ca >> 11) & 0x1f, (ca >> 8) & 7,
-					  reg, data, len, is_write);
+	} else if (ca & CONFIG_ADDRESS_ENABLE) {
+		d = pci_bus_get_locked(b, (ca >> 16) & 0xff, (ca >> 11) & 0x1f,
+				       (ca >> 8) & 7);
 	}
 	pthread_mutex_unlock(&b->lock);
+	if (offset < 4)
+		return;
+	if (!d) {
+		if (!is_write)
+			memset(data, 0xff, len);
+		return;
+	}
+	reg = (ca & 0xfc) + (unsigned int)offset - 4;
+	pci_dev_cfg_access(d, reg, data, len, is_write);
+	pci_bus_put(b, d);
 }
 
 void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,
@@ -223,18 +256,27 @@ void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,
 {
 	struct pci_bus *b = opaque;
 	unsigned int reg = (unsigned int)(offset & (PCI_ECAM_FN_SIZE - 1));
+	struct pci_dev *d;
 
 	if (!len || len > 8)
 		return;
 	pthread_mutex_lock(&b->lock);
-	pci_bus_cfg_access_locked(b, offset >> 20, (offset >> 15) & 0x1f,
-				  (offset >> 12) & 7, reg, data, len, is_write);
+	d = pci_bus_get_locked(b, offset >> 20, (offset >> 15) & 0x1f,
+			       (offset >> 12) & 7);
 	pthread_mutex_unlock(&b->lock);
+	if (!d) {
+		if (!is_write)
+			memset(data, 0xff, len);
+		return;
+	}
+	pci_dev_cfg_access(d, reg, data, len, is_write);
+	pci_bus_put(b, d);
 }
 
-/* The BAR decoding [addr, addr + len), if any. */
+/* The BAR decoding [addr, addr + len), if any, and its device in @dp. */
 static struct pci_bar *pci_bus_find_bar_locked(struct pci_bus *b,
-					       uint64_t addr, unsigned int len)
+					       uint64_t addr, unsigned int len,
+					       struct pci_dev **dp)
 {
 	unsigned int s;
 	int i;
@@ -251,8 +293,10 @@ static struct pci_bar *pci_bus_find_bar_locked(struct pci_bus *b,
 			    len > bar->size)
 				continue;
 			if (addr >= bar->mapped &&
-			    addr - bar->mapped <= bar->size - len)
+			    addr - bar->mapped <= bar->size - len) {
+				*dp = d;
 				return bar;
+			}
 		}
 	}
 	return NULL;
@@ -263,6 +307,7 @@ void pci_mmio_access(void *opaque, uint64_t offset, uint8_t *data,
 {
 	struct pci_bus *b = opaque;
 	pci_bar_access_fn fn = NULL;
+	struct pci_dev *d = NULL;
 	struct pci_bar *bar;
 	uint64_t addr, boff = 0;
 	void *fn_opaque = NULL;
@@ -272,18 +317,21 @@ void pci_mmio_access(void *opaque, uint64_t offset, uint8_t *data,
 	if (offset < b->mmio_size) {
 		addr = b->mmio_base + offset;
 		pthread_mutex_lock(&b->lock);
-		bar = pci_bus_find_bar_locked(b, addr, len);
+		bar = pci_bus_find_bar_locked(b, addr, len, &d);
 		if (bar) {
 			fn = bar->fn;
 			fn_opaque = bar->opaque;
 			boff = addr - bar->mapped;
+			d->users++;
 		}
 		pthread_mutex_unlock(&b->lock);
 	}
-	if (fn)
+	if (fn) {
 		fn(fn_opaque, boff, data, len, is_write);
-	else if (!is_write)
+		pci_bus_put(b, d);
+	} else if (!is_write) {
 		memset(data, 0xff, len);
+	}
 }
 
 /* Place each BAR naturally aligned at the next free window address. */
@@ -330,6 +378,7 @@ int pci_bus_add(struct pci_bus *b, struct pci_dev *d)
 	if (ret)
 		goto out;
 	d->slot = (int)b->nr_slots;
+	d->bus = b;
 	b->slots[b->nr_slots++] = d;
 out:
 	pthread_mutex_unlock(&b->lock);
@@ -342,6 +391,9 @@ void pci_bus_remove(struct pci_bus *b, struct pci_dev *d)
 	if (d->slot >= 0 && d->slot < PCI_MAX_SLOTS && b->slots[d->slot] == d)
 		b->slots[d->slot] = NULL;
 	d->slot = -1;
+	/* Accesses that found @d before it went finish first. */
+	while (d->users)
+		pthread_cond_wait(&b->idle, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -360,17 +412,25 @@ int pci_bus_init(struct pci_bus *b, uint64_t mmio_base, uint64_t mmio_size)
 	ret = pthread_mutex_init(&b->lock, NULL);
 	if (ret)
 		return -ret;
+	ret = pthread_cond_init(&b->idle, NULL);
+	if (ret) {
+		pthread_mutex_destroy(&b->lock);
+		return -ret;
+	}
 	b->mmio_base = mmio_base;
 	b->mmio_size = mmio_size;
 	b->mmio_next = mmio_base;
 	pci_dev_init(&b->host_bridge, &host_ids);
 	ret = pci_bus_add(b, &b->host_bridge);
-	if (ret)
+	if (ret) {
+		pthread_cond_destroy(&b->idle);
 		pthread_mutex_destroy(&b->lock);
+	}
 	return ret;
 }
 
 void pci_bus_destroy(struct pci_bus *b)
 {
+	pthread_cond_destroy(&b->idle);
 	pthread_mutex_destroy(&b->lock);
 }

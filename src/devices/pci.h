@@ -120,7 +120,14 @@ struct pci_bar {
 	uint64_t mapped;        /* decoded address or PCI_BAR_UNMAPPED */
 };
 
+struct pci_bus;
+
 struct pci_dev {
+	/*
+	 * Serialises this function's config accesses and its callbacks
+	 * (cfg_hook, bar_moved); the bus lock is not held meanwhile.
+	 */
+	pthread_mutex_t lock;
 	uint8_t cfg[PCI_CFG_SPACE_SIZE];
 	uint8_t wmask[PCI_CFG_SPACE_SIZE]; /* 1 bits the guest may write */
 	unsigned int cap_free;  /* where the next capability goes */
@@ -130,10 +137,18 @@ struct pci_dev {
 	pci_cfg_hook_fn cfg_hook;
 	void *opaque;           /* for the owner's callbacks */
 	int slot;               /* -1 until pci_bus_add() */
+	struct pci_bus *bus;    /* set by pci_bus_add() */
+	unsigned int users;     /* accesses in progress, under bus->lock */
 };
 
 struct pci_bus {
-	pthread_mutex_t lock;   /* config space, BAR state, slots */
+	/*
+	 * CONFIG_ADDRESS, slots, every BAR's decoded address and each
+	 * device's users; held only for lookups, never across a device's
+	 * callbacks or BAR handlers.
+	 */
+	pthread_mutex_t lock;
+	pthread_cond_t idle;    /* a removed device's last access ended */
 	uint32_t config_address; /* port 0xcf8 */
 	uint64_t mmio_base;
 	uint64_t mmio_size;
@@ -218,7 +233,8 @@ void pci_bus_destroy(struct pci_bus *b);
 int pci_bus_add(struct pci_bus *b, struct pci_dev *d);
 
 /**
- * pci_bus_remove() - unplug @d; its slot then reads all ones.
+ * pci_bus_remove() - unplug @d; its slot then reads all ones. Waits for
+ * config and BAR accesses to @d that had already found it.
  * Context: teardown, or any thread not inside a callback of @d.
  */
 void pci_bus_remove(struct pci_bus *b, struct pci_dev *d);
@@ -233,7 +249,8 @@ void pci_bus_remove(struct pci_bus *b, struct pci_dev *d);
  *
  * Data accesses reach register (CONFIG_ADDRESS & 0xfc) + (@offset - 4)
  * when the enable bit 31 is set; otherwise reads return all ones.
- * The device's callbacks run with b->lock held.
+ * The device's callbacks run under its own lock (pci_dev.lock), not
+ * b->lock, so a slow one stalls accesses to that device only.
  * Context: any vCPU thread.
  */
 void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
@@ -248,7 +265,8 @@ void pci_cfg_io_access(void *opaque, uint64_t offset, uint8_t *data,
  * @is_write: direction
  *
  * Absent devices, functions and buses read all ones; registers past
- * PCI_CFG_SPACE_SIZE of a present function read 0.
+ * PCI_CFG_SPACE_SIZE of a present function read 0. Callbacks run as for
+ * pci_cfg_io_access().
  * Context: any vCPU thread.
  */
 void pci_ecam_access(void *opaque, uint64_t offset, uint8_t *data,

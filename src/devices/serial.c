@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * 16550A register model. Transmission completes at once, so THR and the
- * transmitter are always empty (LSR.THRE and LSR.TEMT stay set). One mutex
- * serialises vCPU accesses and host input; the interrupt level is recomputed
- * after every change and reported, under the lock, only when it moves.
+ * transmitter are always empty (LSR.THRE and LSR.TEMT stay set): the byte
+ * goes into a bounded host buffer that the console output thread drains
+ * (util/outbuf.c), and is dropped and counted when that is full, so a
+ * stalled reader never stalls a vCPU. One mutex serialises vCPU accesses
+ * and host input; the interrupt level is recomputed after every change and
+ * reported, under the lock, only when it moves.
  */
 #include "devices/serial.h"
 
@@ -13,6 +16,7 @@
 
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/outbuf.h"
 
 /* Register offsets (DLAB is LCR bit 7). */
 #define REG_RBR_THR_DLL 0
@@ -64,8 +68,6 @@
 #define MSR_DSR 0x20
 #define MSR_RI 0x40
 #define MSR_DCD 0x80
-
-static struct log_ratelimit serial_tx_rl;
 
 /* Modem status lines (MSR bits 4-7) as the guest would see them now. */
 static uint8_t serial_msr_lines_locked(const struct serial *s)
@@ -144,8 +146,6 @@ static uint8_t serial_rx_pop_locked(struct serial *s)
 
 static void serial_tx_locked(struct serial *s, uint8_t byte)
 {
-	ssize_t n;
-
 	if (s->mcr & MCR_LOOP) {
 		if (!serial_rx_push_locked(s, byte)) {
 			s->lsr_err |= LSR_OE;
@@ -153,16 +153,11 @@ static void serial_tx_locked(struct serial *s, uint8_t byte)
 		}
 		return;
 	}
-	if (s->out_fd < 0)
-		return;
-	do {
-		n = write(s->out_fd, &byte, 1);
-	} while (n < 0 && errno == EINTR);
-	/* A full or closed consumer loses output; the guest never notices. */
-	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EPIPE)
-		log_ratelimited(&serial_tx_rl, LOG_WARN,
-				"serial: output write failed: %s",
-				strerror(errno));
+	/* Never waits for the reader: a full buffer drops (and counts). */
+	if (s->out)
+		outbuf_write(s->out, &byte, 1);
+	else if (s->tx_closed)
+		s->tx_final.dropped++;
 }
 
 static void serial_set_mcr_locked(struct serial *s, uint8_t val)
@@ -320,7 +315,6 @@ int serial_init(struct serial *s, int out_fd, irq_set_fn irq,
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->out_fd = out_fd;
 	s->irq = irq;
 	s->irq_opaque = irq_opaque;
 	s->gsi = gsi;
@@ -332,16 +326,58 @@ int serial_init(struct serial *s, int out_fd, irq_set_fn irq,
 	ret = pthread_mutex_init(&s->lock, NULL);
 	if (ret)
 		goto err_close;
+	if (out_fd >= 0) {
+		s->out = outbuf_new(out_fd, SERIAL_TX_BUF_SIZE, "console-out");
+		if (!s->out) {
+			ret = errno;
+			goto err_mutex;
+		}
+	}
 	return 0;
 
+err_mutex:
+	pthread_mutex_destroy(&s->lock);
 err_close:
 	close(s->room_fd);
 	s->room_fd = -1;
 	return -ret;
 }
 
+int serial_close_output(struct serial *s, unsigned int timeout_ms)
+{
+	struct outbuf_stats st;
+	struct outbuf *out;
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	out = s->out;
+	s->out = NULL;
+	s->tx_closed = true;
+	pthread_mutex_unlock(&s->lock);
+	if (!out)
+		return 0;
+	ret = outbuf_close(out, timeout_ms, &st);
+	pthread_mutex_lock(&s->lock);
+	s->tx_final.queued += st.queued;
+	s->tx_final.written += st.written;
+	s->tx_final.dropped += st.dropped;
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void serial_tx_stats(struct serial *s, struct outbuf_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->out)
+		outbuf_stats(s->out, st);
+	else
+		*st = s->tx_final;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void serial_destroy(struct serial *s)
 {
+	serial_close_output(s, SERIAL_TX_FLUSH_MS);
 	pthread_mutex_destroy(&s->lock);
 	if (s->room_fd >= 0)
 		close(s->room_fd);

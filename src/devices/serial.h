@@ -2,8 +2,11 @@
 /*
  * An 8250/16550A UART as Linux's 8250 driver probes and drives it: divisor
  * latch, interrupt identification with 16550 priorities, FIFO detection,
- * loopback, scratch register. Transmitted bytes go straight to a host fd;
- * received bytes come from the host through a 64-byte RX FIFO.
+ * loopback, scratch register. Transmitted bytes go to a host fd through a
+ * bounded buffer of SERIAL_TX_BUF_SIZE bytes that a console output thread
+ * drains, so a vCPU never waits for the fd's reader; bytes that find the
+ * buffer full are dropped and counted (serial_tx_stats()). Received bytes
+ * come from the host through a 64-byte RX FIFO.
  *
  * Usage sketch:
  *
@@ -27,13 +30,22 @@
 #include <stdint.h>
 
 #include "devices/irq.h"
+#include "util/outbuf.h"
 
 #define SERIAL_NR_REGS 8         /* bytes of port space the UART decodes */
 #define SERIAL_RX_FIFO_SIZE 64   /* host-to-guest bytes held */
+/*
+ * Guest-to-host bytes held for a slow reader: 64 KiB is several seconds
+ * of a real 115200-baud line, and more than a boot log's bursts.
+ */
+#define SERIAL_TX_BUF_SIZE 65536
+#define SERIAL_TX_FLUSH_MS 1000  /* serial_destroy() waits this long at most */
 
 struct serial {
 	pthread_mutex_t lock; /* guards everything below */
-	int out_fd;           /* transmitted bytes go here; -1 drops them */
+	struct outbuf *out;   /* transmitted bytes go here; NULL drops them */
+	bool tx_closed;       /* serial_close_output() ran */
+	struct outbuf_stats tx_final; /* counters of the closed output */
 	int room_fd;          /* eventfd: RX FIFO has room again */
 	irq_set_fn irq;
 	void *irq_opaque;
@@ -55,8 +67,8 @@ struct serial {
 /**
  * serial_init() - reset a UART and create its room eventfd.
  * @s: UART to set up
- * @out_fd: host fd for transmitted bytes (a blocking fd keeps every byte;
- *	on a non-blocking one bytes are dropped when it would block), or -1
+ * @out_fd: host fd for transmitted bytes, or -1 to discard them; a thread
+ *	named "console-out" writes them there (outbuf_new())
  * @irq: called with the new level each time the interrupt line changes
  * @irq_opaque: first argument of @irq
  * @gsi: passed through to @irq
@@ -65,16 +77,37 @@ struct serial {
  * UART; it runs on the thread that caused the change (a vCPU thread or the
  * thread calling serial_input()).
  *
- * Return: 0, or -errno when the eventfd or the mutex cannot be created.
+ * Return: 0, or -errno when the eventfd, the mutex or the output thread
+ * cannot be created.
  * Context: setup.
  */
 int serial_init(struct serial *s, int out_fd, irq_set_fn irq,
 		void *irq_opaque, uint32_t gsi);
 
 /**
+ * serial_close_output() - flush the output for at most @timeout_ms and
+ * stop the output thread; later output is dropped (and counted).
+ * @s: UART
+ * @timeout_ms: bound on the wait for a slow or stalled reader
+ *
+ * Safe to call more than once; the first call does the work.
+ * Return: 0, -ETIMEDOUT when bytes were still queued at the deadline, or
+ * -EIO after a write error (see outbuf_close()).
+ * Context: teardown, any thread; vCPUs may still be running.
+ */
+int serial_close_output(struct serial *s, unsigned int timeout_ms);
+
+/**
+ * serial_tx_stats() - output counters: bytes queued, written, dropped.
+ * Context: any thread.
+ */
+void serial_tx_stats(struct serial *s, struct outbuf_stats *st);
+
+/**
  * serial_destroy() - release what serial_init() created.
  * @s: UART, no longer reachable from any vCPU or input thread
  *
+ * Closes the output first (serial_close_output(), SERIAL_TX_FLUSH_MS).
  * Does not close @out_fd, which the caller owns.
  * Context: teardown.
  */

@@ -4,7 +4,8 @@
  * 0x100 are 32 bits wide and must be accessed as such; anything else reads
  * 0 and is ignored. Device configuration space from 0x100 takes any width.
  * Queue registers are refused once the queue is enabled or the device is
- * running (§4.2.2.2: the driver must not change them then).
+ * running (§4.2.2.2: the driver must not change them then); QueueReady is
+ * refused, and NEEDS_RESET set, for a QueueNum above QueueNumMax.
  */
 #include "virtio/mmio.h"
 
@@ -122,15 +123,22 @@ static void mmio_queue_write_locked(struct virtio_mmio *t, uint64_t off,
 		return;
 	if (off == REG_QUEUE_READY) {
 		/* Only 1 (after setup) or 0 before DRIVER_OK. */
-		if (!(t->vdev->status & VIRTIO_STATUS_DRIVER_OK))
-			q->enabled = v & 1;
+		if (t->vdev->status & VIRTIO_STATUS_DRIVER_OK)
+			return;
+		if (!(v & 1))
+			q->enabled = false;
+		else if (!q->enabled)
+			virtio_queue_enable_locked(t->vdev, q);
 		return;
 	}
 	if (!virtio_queue_writable_locked(t->vdev, q))
 		return;
 	switch (off) {
 	case REG_QUEUE_NUM:
-		/* Anything but a power of two up to the max fails at start. */
+		/*
+		 * Stored as written (0 if wider than 16 bits); QueueReady
+		 * refuses anything but a power of two <= QueueNumMax.
+		 */
 		q->size = v > 0xffff ? 0 : (uint16_t)v;
 		break;
 	case REG_QUEUE_DESC_LOW:

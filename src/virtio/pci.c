@@ -121,13 +121,13 @@ static void vpci_queue_write_locked(struct virtio_pci *t, unsigned int field,
 		return;
 	switch (field) {
 	case VIRTIO_PCI_COMMON_Q_SIZE:
-		/* Anything but a power of two up to the max fails at start. */
+		/* Stored as written; queue_enable checks it (§4.1.4.3.2). */
 		q->size = (uint16_t)v;
 		break;
 	case VIRTIO_PCI_COMMON_Q_ENABLE:
 		/* Only 1 is defined (0 needs VIRTIO_F_RING_RESET). */
 		if (v == 1)
-			q->enabled = true;
+			virtio_queue_enable_locked(t->vdev, q);
 		break;
 	case VIRTIO_PCI_COMMON_Q_DESC:
 		q->desc = v;

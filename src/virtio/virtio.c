@@ -100,6 +100,24 @@ bool virtio_queue_writable_locked(struct virtio_dev *vdev,
 	return !(vdev->status & VIRTIO_STATUS_DRIVER_OK) && !q->enabled;
 }
 
+bool virtio_queue_enable_locked(struct virtio_dev *vdev,
+				struct virtio_queue *q)
+{
+	uint16_t n = q->size;
+	char why[80];
+
+	/* Split rings: a power of two up to what we offered (§2.7). */
+	if (n && n <= q->max_size && !(n & (n - 1))) {
+		q->enabled = true;
+		return true;
+	}
+	snprintf(why, sizeof(why),
+		 "queue %u: size %u is not a power of two up to %u", q->index,
+		 n, q->max_size);
+	virtio_dev_broken(vdev, why);
+	return false;
+}
+
 static bool features_ok(struct virtio_dev *vdev)
 {
 	uint64_t f = vdev->driver_features;
@@ -151,7 +169,8 @@ void virtio_set_status_locked(struct virtio_dev *vdev, uint8_t status)
 	if ((status & VIRTIO_STATUS_DRIVER_OK) &&
 	    !(old & VIRTIO_STATUS_DRIVER_OK)) {
 		if (!(status & VIRTIO_STATUS_FEATURES_OK) ||
-		    (status & VIRTIO_STATUS_FAILED)) {
+		    (status & VIRTIO_STATUS_FAILED) ||
+		    atomic_load(&vdev->needs_reset)) {
 			status &= ~VIRTIO_STATUS_DRIVER_OK;
 		} else {
 			__atomic_store_n(&vdev->status, status,

@@ -138,7 +138,8 @@ void virtio_dev_destroy(struct virtio_dev *vdev);
  * virtio_set_status_locked() - the driver writes the status register.
  * Enforces the negotiation rules: FEATURES_OK is refused (stays clear)
  * unless the driver's features are a subset of ours and include VERSION_1;
- * DRIVER_OK starts the queues and the device; 0 resets. Bits may only be
+ * DRIVER_OK starts the queues and the device, and is refused while the
+ * device reports NEEDS_RESET; 0 resets. Bits may only be
  * added, never cleared, except by writing 0.
  * Context: vCPU thread, vdev->lock held.
  */
@@ -171,6 +172,18 @@ void virtio_set_driver_features_locked(struct virtio_dev *vdev,
  */
 bool virtio_queue_writable_locked(struct virtio_dev *vdev,
 				  struct virtio_queue *q);
+
+/**
+ * virtio_queue_enable_locked() - the driver enables @q (queue_enable,
+ * QueueReady). Refused unless the size it chose is a power of two no
+ * larger than max_size (virtio 1.2 §2.7, §4.1.4.3.2, §4.2.2.2): the queue
+ * then stays disabled and the device reports NEEDS_RESET, so the guest
+ * never picks the host's allocation sizes or in-flight depth.
+ * Return: true when @q is now enabled.
+ * Context: vCPU thread, vdev->lock held, @q writable.
+ */
+bool virtio_queue_enable_locked(struct virtio_dev *vdev,
+				struct virtio_queue *q);
 
 /**
  * virtio_queue_notify() - request the used-buffer interrupt for @q. Inside

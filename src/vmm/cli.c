@@ -26,8 +26,12 @@ static const char usage_text[] =
 "  --initrd FILE       initial ramdisk\n"
 "  --cmdline STRING    kernel command line (default \"console=ttyS0\")\n"
 "  --cpus N            vCPUs, 1-254 (default 1)\n"
-"  --memory SIZE       guest RAM with K/M/G suffix, plain numbers are MiB\n"
-"                      (default " CONFIG_DEFAULT_MEMORY_ARG ")\n"
+"  --memory SIZE[,merge=on]\n"
+"                      guest RAM with K/M/G suffix, plain numbers are MiB\n"
+"                      (default " CONFIG_DEFAULT_MEMORY_ARG ");\n"
+"                      merge=on lets the host's KSM merge identical pages\n"
+"                      (denser, but a side channel between guests; off by\n"
+"                      default)\n"
 "  --disk SPEC         a virtio-blk disk, repeatable (vda, vdb, ...):\n"
 "                      PATH[,readonly=on][,serial=ID]\n"
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
@@ -222,6 +226,69 @@ out:
 	return ret;
 }
 
+/* --memory SIZE[,merge=on|off]: the size, then key=value pairs. */
+static int memory_keys(const char *arg, char *keys, struct vm_config *cfg,
+		       char *err, size_t errlen)
+{
+	char *tok, *eq, *save = NULL;
+
+	for (tok = strtok_r(keys, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(err, errlen,
+				 "--memory %s: '%s' is not key=value", arg,
+				 tok);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		if (strcmp(tok, "merge")) {
+			snprintf(err, errlen, "--memory %s: unknown key '%s'",
+				 arg, tok);
+			return -EINVAL;
+		}
+		if (parse_onoff(eq + 1, &cfg->memory_merge)) {
+			snprintf(err, errlen,
+				 "--memory %s: bad value '%s' for merge", arg,
+				 eq + 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int memory_option(const char *arg, struct vm_config *cfg, char *err,
+			 size_t errlen)
+{
+	char *copy = strdup(arg), *keys;
+	int ret;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cfg->memory_arg = arg;
+	keys = strchr(copy, ',');
+	if (keys)
+		*keys++ = '\0';
+	ret = cli_parse_size(copy, &cfg->memory);
+	if (ret) {
+		snprintf(err, errlen,
+			 "--memory %s: not a size (use e.g. 512M, 2G)", arg);
+	} else if (cfg->memory < CONFIG_MIN_MEMORY) {
+		snprintf(err, errlen, "--memory %s: too small, at least %lluM",
+			 arg, CONFIG_MIN_MEMORY >> 20);
+		ret = -EINVAL;
+	} else if (keys && !*keys) {
+		snprintf(err, errlen, "--memory %s: nothing after ','", arg);
+		ret = -EINVAL;
+	} else if (keys) {
+		ret = memory_keys(arg, keys, cfg, err, errlen);
+	}
+	free(copy);
+	return ret;
+}
+
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_VERBOSE, OPT_HELP };
 
@@ -265,21 +332,7 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		cfg->cpus = n;
 		return 0;
 	case OPT_MEMORY:
-		cfg->memory_arg = arg;
-		ret = cli_parse_size(arg, &cfg->memory);
-		if (ret) {
-			snprintf(err, errlen,
-				 "--memory %s: not a size (use e.g. 512M, 2G)",
-				 arg);
-			return ret;
-		}
-		if (cfg->memory < CONFIG_MIN_MEMORY) {
-			snprintf(err, errlen,
-				 "--memory %s: too small, at least %lluM",
-				 arg, CONFIG_MIN_MEMORY >> 20);
-			return -EINVAL;
-		}
-		return 0;
+		return memory_option(arg, cfg, err, errlen);
 	case OPT_DISK:
 		if (cfg->nr_disks >= CONFIG_MAX_DISKS) {
 			snprintf(err, errlen, "--disk %s: at most %d disks",

@@ -37,6 +37,7 @@ struct vm_config {
 	unsigned int cpus;
 	uint64_t memory;
 	const char *memory_arg; /* --memory as typed, for messages */
+	bool memory_merge;      /* --memory ...,merge=on: KSM may merge RAM */
 	unsigned int timeout; /* seconds, 0: none */
 	bool stats;
 	int verbose;

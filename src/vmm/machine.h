@@ -64,7 +64,10 @@ void machine_detach_disks(struct machine *m);
 /** machine_close_disks() - detach, then flush and close the images. */
 void machine_close_disks(struct machine *m);
 
-/** machine_print_stats() - per-queue counters of every disk to @fd. */
+/**
+ * machine_print_stats() - per-queue counters of every disk, and the
+ * console's output counters, to @fd.
+ */
 void machine_print_stats(struct machine *m, int fd);
 
 /**
@@ -92,6 +95,17 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen);
  * Return: 0 or -errno.
  */
 int arch_machine_console_start(struct machine *m);
+
+/**
+ * arch_machine_console_flush() - write out the guest's console output for
+ * at most SERIAL_TX_FLUSH_MS, stop the console output thread, and warn
+ * when output was dropped. Later output is dropped (and counted).
+ * Context: main thread, once the vCPUs stopped (or were given up on).
+ */
+void arch_machine_console_flush(struct machine *m);
+
+/** arch_machine_print_stats() - console output counters to @fd. */
+void arch_machine_print_stats(struct machine *m, int fd);
 
 /** arch_machine_free() - undo arch_machine_devices(). */
 void arch_machine_free(struct machine *m);

@@ -216,4 +216,5 @@ void machine_print_stats(struct machine *m, int fd)
 	for (i = 0; i < m->nr_disks; i++)
 		if (m->disks[i].blk)
 			virtio_dev_print_stats(&m->disks[i].vdev, fd);
+	arch_machine_print_stats(m, fd);
 }

@@ -119,7 +119,8 @@ static int step_ram(struct machine *m, char *err, size_t errlen)
 			 m->cfg->memory_arg, (unsigned long long)(host >> 20));
 		return -ENOMEM;
 	}
-	return vm_add_ram(&m->vm, m->cfg->memory, err, errlen);
+	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
+			  errlen);
 }
 
 static int step_devices(struct machine *m, char *err, size_t errlen)
@@ -285,12 +286,14 @@ int main(int argc, char **argv)
 		 * guest RAM: end the process as it is (flushed guest data is
 		 * already on disk) rather than free what the thread uses.
 		 */
+		arch_machine_console_flush(&machine);
 		console_restore();
 		fprintf(stderr, "microvm: vCPUs did not stop; exiting without "
 				"teardown (status %d)\n", status);
 		fflush(NULL);
 		_exit(status);
 	}
+	arch_machine_console_flush(&machine); /* bounded: stdout may stall */
 	console_restore();
 	if (cfg.verbose && status >= VM_EXIT_GUEST_CRASH)
 		vm_dump_vcpus(&machine.vm);

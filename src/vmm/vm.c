@@ -92,12 +92,12 @@ int vm_open(struct vm *vm, char *err, size_t errlen)
 #define RAM_ALIGN (2ull << 20)
 
 /*
- * ram_map() - anonymous guest RAM whose host address is 2 MiB aligned, so
- * that every 2 MiB-aligned guest-physical range is one transparent huge
- * page on the host and KVM can map it with one large stage-2 entry
- * (fewer nested page faults and TLB misses). Return: NULL with errno set.
+ * The host address is 2 MiB aligned, so that every 2 MiB-aligned
+ * guest-physical range is one transparent huge page on the host and KVM
+ * can map it with one large stage-2 entry (fewer nested page faults and
+ * TLB misses).
  */
-static void *ram_map(uint64_t size)
+void *vm_ram_map(uint64_t size, bool merge)
 {
 	uint8_t *p, *aligned;
 	size_t head, total = size + RAM_ALIGN;
@@ -114,23 +114,34 @@ static void *ram_map(uint64_t size)
 	if (total - head > size)
 		munmap(aligned + size, total - head - size);
 	madvise(aligned, size, MADV_HUGEPAGE);
-	madvise(aligned, size, MADV_MERGEABLE);
+	/* KSM only on request: merged pages leak across guests. */
+	if (merge && madvise(aligned, size, MADV_MERGEABLE)) {
+		int e = errno;
+
+		munmap(aligned, size);
+		errno = e;
+		return NULL;
+	}
 	return aligned;
 }
 
-int vm_add_ram(struct vm *vm, uint64_t size, char *err, size_t errlen)
+int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
+	       size_t errlen)
 {
 	struct arch_ram_range ranges[GUEST_MEM_MAX_REGIONS];
 	uint64_t off = 0;
 	int n, i, ret;
 
 	n = arch_ram_layout(size, ranges, GUEST_MEM_MAX_REGIONS);
-	vm->ram = ram_map(size);
+	vm->ram = vm_ram_map(size, merge);
 	if (!vm->ram) {
 		ret = -errno;
 		snprintf(err, errlen,
-			 "--memory %llu MiB: cannot map guest RAM: %s",
-			 (unsigned long long)(size >> 20), strerror(-ret));
+			 "--memory %llu MiB%s: cannot map guest RAM: %s%s",
+			 (unsigned long long)(size >> 20),
+			 merge ? ",merge=on" : "", strerror(-ret),
+			 merge && ret == -EINVAL ?
+				 " (merge=on needs a kernel with KSM)" : "");
 		return ret;
 	}
 	vm->ram_size = size;

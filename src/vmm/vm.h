@@ -73,11 +73,27 @@ struct vm {
 int vm_open(struct vm *vm, char *err, size_t errlen);
 
 /**
+ * vm_ram_map() - anonymous memory for guest RAM, 2 MiB aligned, with
+ * transparent huge pages advised.
+ * @size: bytes
+ * @merge: also offer the pages to KSM (MADV_MERGEABLE). Off by default:
+ *	merging pages across VMs lets one guest time another's memory
+ *	contents (a known side channel); only for density over isolation.
+ *
+ * Return: the mapping (munmap() it with @size), or NULL with errno set;
+ * with @merge, EINVAL when the kernel has no KSM.
+ * Context: startup.
+ */
+void *vm_ram_map(uint64_t size, bool merge);
+
+/**
  * vm_add_ram() - allocate @size bytes of guest RAM laid out by the
- * architecture (arch_ram_layout()) and register it with KVM and vm->mem.
+ * architecture (arch_ram_layout()) and register it with KVM and vm->mem;
+ * @merge offers it to KSM (see vm_ram_map()).
  * Return: 0 or -errno with a message in @err.  Context: startup.
  */
-int vm_add_ram(struct vm *vm, uint64_t size, char *err, size_t errlen);
+int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
+	       size_t errlen);
 
 /**
  * vm_create_vcpus() - create @ncpus vCPUs and map their kvm_run areas.

@@ -171,9 +171,67 @@ static void test_argv(void)
 	}
 }
 
+struct memory_row {
+	const char *arg;
+	enum cli_result res;
+	uint64_t memory;
+	bool merge;
+	const char *needle;
+};
+
+/* --memory SIZE[,merge=on|off]: KSM page merging is opt-in only. */
+static const struct memory_row memory_rows[] = {
+	{ .arg = "256M", .res = CLI_RUN, .memory = 256ULL << 20 },
+	{ .arg = "256M,merge=on", .res = CLI_RUN, .memory = 256ULL << 20,
+	  .merge = true },
+	{ .arg = "1G,merge=off", .res = CLI_RUN, .memory = 1ULL << 30 },
+	{ .arg = "1G,merge=on,merge=off", .res = CLI_RUN,
+	  .memory = 1ULL << 30 },
+	{ .arg = "256M,merge=maybe", .res = CLI_ERROR,
+	  .needle = "--memory 256M,merge=maybe: bad value 'maybe' for merge" },
+	{ .arg = "256M,dedup=on", .res = CLI_ERROR,
+	  .needle = "unknown key 'dedup'" },
+	{ .arg = "256M,merge", .res = CLI_ERROR,
+	  .needle = "'merge' is not key=value" },
+	{ .arg = "256M,", .res = CLI_ERROR, .needle = "--memory 256M," },
+	{ .arg = ",merge=on", .res = CLI_ERROR,
+	  .needle = "--memory ,merge=on: not a size" },
+	{ .arg = "1K,merge=on", .res = CLI_ERROR, .needle = "too small" },
+};
+
+static void test_memory(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(memory_rows) / sizeof(memory_rows[0]); i++) {
+		const struct memory_row *r = &memory_rows[i];
+		char *argv[] = { (char *)"microvm", (char *)"--kernel",
+				 (char *)"k", (char *)"--memory",
+				 (char *)r->arg, NULL };
+		struct vm_config cfg;
+		char err[256] = "";
+		enum cli_result res;
+
+		memset(&cfg, 0, sizeof(cfg));
+		res = cli_parse(5, argv, &cfg, err, sizeof(err));
+		CHECK_EQ(res, r->res);
+		if (res != r->res || (r->needle && !strstr(err, r->needle)))
+			fprintf(stderr, "--memory %s: result %d, message "
+				"'%s'\n", r->arg, res, err);
+		if (r->needle)
+			CHECK(strstr(err, r->needle) != NULL);
+		if (r->res == CLI_RUN && res == CLI_RUN) {
+			CHECK(cfg.memory == r->memory);
+			CHECK_EQ(cfg.memory_merge, r->merge);
+		}
+		cli_free(&cfg);
+	}
+}
+
 int main(void)
 {
 	test_sizes();
+	test_memory();
 	test_disk_ok();
 	test_disk_bad();
 	test_argv();

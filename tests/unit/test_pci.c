@@ -3,10 +3,13 @@
  * PCI host bridge and config space model: both config mechanisms reach the
  * same bytes, absent functions read all ones, 64-bit BAR sizing and moves
  * (with bar_moved), read-only fields and capabilities survive all-ones
- * writes, the capability walk, odd-width and misaligned accesses, and BAR
- * window dispatch that follows the BAR and COMMAND.MEMORY.
+ * writes, the capability walk, odd-width and misaligned accesses, BAR
+ * window dispatch that follows the BAR and COMMAND.MEMORY, and no
+ * bus-wide lock held while a device's config callback blocks.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "devices/pci.h"
 #include "test.h"
@@ -491,6 +494,178 @@ static void test_mmio_dispatch(void)
 	ecam_wr(1, PCI_BASE_ADDRESS_0, 4, (uint32_t)WIN_BASE);
 }
 
+/* ---- no bus-wide lock across a device's config callbacks ---- */
+
+#define BLOCK_REG (PCI_CAP_START + 7) /* the vendor cap's writable byte */
+#define BLOCK_MAX_MS 10000 /* the blocked write gives up after this */
+#define OTHER_MAX_MS 2000  /* the other device must answer sooner */
+
+struct blocker {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, released;
+	int other_done;     /* accesses to the other device that returned */
+	uint64_t other_vendor, other_io, other_bar;
+	bool via_io;        /* block through 0xcf8/0xcfc instead of ECAM */
+	struct pci_bus bus;
+	struct pci_dev slow, other;
+};
+
+static struct blocker bl;
+
+/* The slow device's config write: a reset waiting for queued disk I/O. */
+static void block_hook(struct pci_dev *d, unsigned int off, unsigned int len,
+		       bool is_write)
+{
+	struct timespec until;
+
+	(void)d;
+	if (!is_write || off > BLOCK_REG || off + len <= BLOCK_REG)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += BLOCK_MAX_MS / 1000;
+	pthread_mutex_lock(&bl.lock);
+	bl.entered = true;
+	pthread_cond_broadcast(&bl.cond);
+	while (!bl.released &&
+	       pthread_cond_timedwait(&bl.cond, &bl.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&bl.lock);
+}
+
+static void *slow_writer(void *arg)
+{
+	uint8_t b[4] = { 1 };
+
+	(void)arg;
+	if (bl.via_io) {
+		le_put(b, 4, 0x80000000u | (unsigned int)bl.slow.slot << 11 |
+				     (BLOCK_REG & 0xfc));
+		pci_cfg_io_access(&bl.bus, 0, b, 4, true);
+		b[0] = 1;
+		pci_cfg_io_access(&bl.bus, 4 + (BLOCK_REG & 3), b, 1, true);
+	} else {
+		pci_ecam_access(&bl.bus,
+				PCI_ECAM_OFFSET(0, bl.slow.slot, 0, BLOCK_REG),
+				b, 1, true);
+	}
+	return NULL;
+}
+
+/* Another vCPU: the other device's config space (both ways) and BAR. */
+static void *other_reader(void *arg)
+{
+	uint8_t b[4];
+
+	(void)arg;
+	memset(b, 0, sizeof(b));
+	pci_ecam_access(&bl.bus, PCI_ECAM_OFFSET(0, bl.other.slot, 0, 0), b,
+			2, false);
+	bl.other_vendor = le_get(b, 2);
+	le_put(b, 4, 0x80000000u | (unsigned int)bl.other.slot << 11);
+	pci_cfg_io_access(&bl.bus, 0, b, 4, true);
+	memset(b, 0, sizeof(b));
+	pci_cfg_io_access(&bl.bus, 4, b, 4, false);
+	bl.other_io = le_get(b, 4);
+	memset(b, 0, sizeof(b));
+	pci_mmio_access(&bl.bus, 0x10000, b, 1, false);
+	bl.other_bar = b[0];
+	pthread_mutex_lock(&bl.lock);
+	bl.other_done++;
+	pthread_cond_broadcast(&bl.cond);
+	pthread_mutex_unlock(&bl.lock);
+	return NULL;
+}
+
+static bool wait_for(bool *flag, int *count, int want, int ms)
+{
+	struct timespec until;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&bl.lock);
+	while (!(flag ? *flag : *count >= want) &&
+	       pthread_cond_timedwait(&bl.cond, &bl.lock, &until) == 0)
+		;
+	ok = flag ? *flag : *count >= want;
+	pthread_mutex_unlock(&bl.lock);
+	return ok;
+}
+
+static void blocker_round(bool via_io)
+{
+	pthread_t slow_t, other_t;
+	bool answered;
+
+	bl.via_io = via_io;
+	bl.entered = bl.released = false;
+	bl.other_done = 0;
+	CHECK_EQ(pthread_create(&slow_t, NULL, slow_writer, NULL), 0);
+	CHECK(wait_for(&bl.entered, NULL, 0, BLOCK_MAX_MS));
+	CHECK_EQ(pthread_create(&other_t, NULL, other_reader, NULL), 0);
+	answered = wait_for(NULL, &bl.other_done, 1, OTHER_MAX_MS);
+	if (!answered)
+		fprintf(stderr, "config access to another device blocked "
+				"behind a blocked config write (%s)\n",
+			via_io ? "0xcf8" : "ECAM");
+	CHECK(answered);
+	pthread_mutex_lock(&bl.lock);
+	bl.released = true;
+	pthread_cond_broadcast(&bl.cond);
+	pthread_mutex_unlock(&bl.lock);
+	pthread_join(slow_t, NULL);
+	pthread_join(other_t, NULL);
+	CHECK_EQ(bl.other_vendor, 0x1234);
+	CHECK_EQ(bl.other_io, 0x00021234);
+	CHECK_EQ(bl.other_bar, 0xa0);
+	CHECK_EQ(bl.slow.cfg[BLOCK_REG], 1); /* the write itself landed */
+	bl.slow.cfg[BLOCK_REG] = 0;
+}
+
+/*
+ * A device whose config write blocks (reset waiting for its I/O) holds up
+ * only itself: another vCPU's config reads (ECAM and 0xcf8) and BAR
+ * accesses of another device complete meanwhile.
+ */
+static void test_cfg_no_bus_lock(void)
+{
+	const struct pci_ids slow_ids = { .vendor = 0x1234, .device = 1 };
+	const struct pci_ids other_ids = { .vendor = 0x1234, .device = 2 };
+	uint8_t vbody[VCAP_BODY] = { 8, 0, 0, 0, 0, 0 };
+	uint8_t vmask[VCAP_BODY] = { 0, 0, 0, 0, 0, 0xff };
+	uint8_t b[2];
+
+	memset(&bl, 0, sizeof(bl));
+	pthread_mutex_init(&bl.lock, NULL);
+	pthread_cond_init(&bl.cond, NULL);
+	CHECK_EQ(pci_bus_init(&bl.bus, 0, 0x100000), 0);
+	pci_dev_init(&bl.slow, &slow_ids);
+	bl.slow.cfg_hook = block_hook;
+	CHECK_EQ(pci_add_cap(&bl.slow, PCI_CAP_ID_VNDR, vbody, sizeof(vbody),
+			     vmask), PCI_CAP_START);
+	CHECK_EQ(pci_dev_set_bar(&bl.slow, 0, 0x10000, false, fake_bar, &f),
+		 0);
+	pci_dev_init(&bl.other, &other_ids);
+	CHECK_EQ(pci_dev_set_bar(&bl.other, 0, 0x10000, false, fake_bar, &f),
+		 0);
+	CHECK_EQ(pci_bus_add(&bl.bus, &bl.slow), 0);
+	CHECK_EQ(pci_bus_add(&bl.bus, &bl.other), 0);
+	le_put(b, 2, PCI_COMMAND_MEMORY);
+	pci_ecam_access(&bl.bus, PCI_ECAM_OFFSET(0, bl.other.slot, 0,
+						 PCI_COMMAND), b, 2, true);
+	blocker_round(false);
+	blocker_round(true);
+	pci_bus_remove(&bl.bus, &bl.other);
+	pci_bus_remove(&bl.bus, &bl.slow);
+	pci_bus_destroy(&bl.bus);
+}
+
 /* Slots and window run out cleanly; a removed device reads all ones. */
 static void test_bus_limits(void)
 {
@@ -547,6 +722,7 @@ int main(void)
 	f.nr_moves = 0;
 	test_odd_access();
 	test_mmio_dispatch();
+	test_cfg_no_bus_lock();
 	test_bus_limits();
 	pci_bus_destroy(&f.bus);
 	return test_done();

@@ -2,13 +2,18 @@
 /*
  * 16550A model: the probe sequence Linux's 8250 driver runs, divisor latch,
  * transmit to a pipe, THRE/RDA/RLS/MSI interrupts and their priority, RX
- * FIFO limits with the room eventfd, odd access widths, and a two-thread
- * input pump that must deliver every byte in order.
+ * FIFO limits with the room eventfd, odd access widths, a two-thread
+ * input pump that must deliver every byte in order, and output that never
+ * blocks the vCPU: a stalled reader costs dropped (counted) bytes and a
+ * bounded teardown, a reader that keeps up gets every byte in order.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devices/serial.h"
@@ -54,6 +59,35 @@ static uint8_t rd(struct serial *s, unsigned int off)
 
 	serial_access(s, off, &val, 1, false);
 	return val;
+}
+
+/* Read @n bytes from non-blocking @fd within @ms (output is asynchronous). */
+static ssize_t read_wait(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = read(fd, (char *)buf + got, n - got);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+		if (poll(&pfd, 1, ms) != 1)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void setup(struct serial *s, struct irq_log *l, int out_fd)
@@ -172,17 +206,19 @@ static void test_tx(void)
 		wr(&s, RBR, (uint8_t)msg[i]);
 		CHECK_EQ(rd(&s, LSR) & 0x60, 0x60);
 	}
-	n = read(p[0], buf, sizeof(buf));
+	n = read_wait(p[0], buf, sizeof(msg) - 1, 2000);
 	CHECK_EQ(n, sizeof(msg) - 1);
 	CHECK(n > 0 && memcmp(buf, msg, (size_t)n) == 0);
 
 	/* Loopback: bytes come back as input, nothing reaches the fd. */
 	wr(&s, MCR, 0x10);
 	wr(&s, RBR, 'x');
-	CHECK_EQ(read(p[0], buf, sizeof(buf)), -1);
 	CHECK_EQ(rd(&s, LSR) & 0x01, 1);
 	CHECK_EQ(rd(&s, RBR), 'x');
 	wr(&s, MCR, 0x00);
+	wr(&s, RBR, '!');
+	CHECK_EQ(read_wait(p[0], buf, 1, 2000), 1);
+	CHECK_EQ(buf[0], '!'); /* not the 'x' */
 
 	/* A full pipe loses output without failing the guest. */
 	while (write(p[1], buf, sizeof(buf)) > 0)
@@ -193,8 +229,149 @@ static void test_tx(void)
 	/* A closed reader (EPIPE) does not crash either. */
 	close(p[0]);
 	wr(&s, RBR, 'z');
-	close(p[1]);
 	serial_destroy(&s);
+	close(p[1]);
+}
+
+/* A "vCPU" writing THR into a pipe nobody reads. */
+struct stall_run {
+	struct serial *s;
+	size_t n;
+	double worst_ms; /* slowest single register write */
+	atomic_bool done;
+};
+
+static void *stall_vcpu(void *arg)
+{
+	struct stall_run *r = arg;
+	double t0, dt;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		t0 = now_ms();
+		wr(r->s, RBR, (uint8_t)i);
+		dt = now_ms() - t0;
+		if (dt > r->worst_ms)
+			r->worst_ms = dt;
+	}
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+#define STALL_BYTES (4 * SERIAL_TX_BUF_SIZE + 4 * 65536)
+#define STALL_WRITE_MS 500 /* one register write, on a loaded machine */
+#define STALL_WAIT_MS 20000
+
+/*
+ * A stalled stdout reader never blocks a vCPU: every THR write returns
+ * promptly, what does not fit is dropped and counted, and teardown ends
+ * within SERIAL_TX_FLUSH_MS (plus slack) although the reader never reads.
+ */
+static void test_tx_stalled(void)
+{
+	static struct serial s;
+	struct stall_run r = { .s = &s, .n = STALL_BYTES };
+	struct outbuf_stats st;
+	struct irq_log l;
+	int p[2], pipe_size;
+	pthread_t t;
+	double t0;
+
+	CHECK_EQ(pipe(p), 0); /* blocking, like a terminal or a shell pipe */
+	pipe_size = fcntl(p[1], F_GETPIPE_SZ);
+	CHECK(pipe_size > 0 && pipe_size <= 2 * SERIAL_TX_BUF_SIZE);
+	setup(&s, &l, p[1]);
+	CHECK_EQ(pthread_create(&t, NULL, stall_vcpu, &r), 0);
+	t0 = now_ms();
+	while (!atomic_load(&r.done) && now_ms() - t0 < STALL_WAIT_MS)
+		usleep(1000);
+	if (!atomic_load(&r.done)) {
+		/* The old failure: the vCPU sits in write() for good. */
+		fprintf(stderr, "vCPU THR write blocked for %d ms on a "
+				"stalled reader\n", STALL_WAIT_MS);
+		CHECK(atomic_load(&r.done));
+		exit(test_done());
+	}
+	pthread_join(t, NULL);
+	printf("stalled reader: %d bytes, slowest THR write %.3f ms\n",
+	       STALL_BYTES, r.worst_ms);
+	CHECK(r.worst_ms < STALL_WRITE_MS);
+	serial_tx_stats(&s, &st);
+	/* At most the buffer and the pipe took bytes; the rest is counted. */
+	CHECK(st.dropped + SERIAL_TX_BUF_SIZE + (uint64_t)pipe_size >=
+	      STALL_BYTES);
+	CHECK(st.dropped >= 2 * SERIAL_TX_BUF_SIZE);
+	CHECK_EQ(st.queued + st.dropped, STALL_BYTES);
+	CHECK(st.written <= st.queued);
+
+	t0 = now_ms();
+	serial_destroy(&s);
+	printf("stalled reader: teardown %.0f ms, dropped %llu\n",
+	       now_ms() - t0, (unsigned long long)st.dropped);
+	CHECK(now_ms() - t0 < SERIAL_TX_FLUSH_MS + 2000);
+	/* The reader goes away: the abandoned write ends (EPIPE). */
+	close(p[0]);
+	close(p[1]);
+}
+
+#define ORDER_BYTES (8 * SERIAL_TX_BUF_SIZE)
+
+struct order_run {
+	int fd;
+	size_t got, bad;
+};
+
+static void *order_reader(void *arg)
+{
+	struct order_run *o = arg;
+	uint8_t buf[1000];
+	ssize_t n, i;
+
+	while ((n = read(o->fd, buf, sizeof(buf))) > 0)
+		for (i = 0; i < n; i++, o->got++)
+			if (buf[i] != (uint8_t)(o->got * 31 + 7))
+				o->bad++;
+	return NULL;
+}
+
+/* A reader that keeps up gets every byte, in order, none dropped. */
+static void test_tx_order(void)
+{
+	static struct serial s;
+	struct outbuf_stats st;
+	struct order_run o = { 0 };
+	struct irq_log l;
+	pthread_t t;
+	size_t i;
+	int p[2];
+
+	CHECK_EQ(pipe(p), 0);
+	o.fd = p[0];
+	setup(&s, &l, p[1]);
+	CHECK_EQ(pthread_create(&t, NULL, order_reader, &o), 0);
+	for (i = 0; i < ORDER_BYTES; i++) {
+		/* Pace like a guest would against a slower line. */
+		while (i % 1024 == 0) {
+			serial_tx_stats(&s, &st);
+			if (st.queued - st.written < SERIAL_TX_BUF_SIZE / 2)
+				break;
+			usleep(200);
+		}
+		wr(&s, RBR, (uint8_t)(i * 31 + 7));
+	}
+	CHECK_EQ(serial_close_output(&s, 10000), 0);
+	serial_tx_stats(&s, &st);
+	CHECK_EQ(st.dropped, 0);
+	CHECK_EQ(st.written, ORDER_BYTES);
+	/* Closed: later output is dropped and counted, not written. */
+	wr(&s, RBR, 'q');
+	serial_tx_stats(&s, &st);
+	CHECK_EQ(st.dropped, 1);
+	serial_destroy(&s);
+	close(p[1]);
+	pthread_join(t, NULL);
+	CHECK_EQ(o.got, ORDER_BYTES);
+	CHECK_EQ(o.bad, 0);
 }
 
 static void test_thre_irq(void)
@@ -376,7 +553,8 @@ static void test_widths(void)
 
 		memcpy(data, "\x41\x42\x43\x44\x45\x46\x47\x48", 8);
 		serial_access(&s, RBR, data, lens[i], true);
-		CHECK_EQ(read(p[0], data, sizeof(data)), 1);
+		CHECK_EQ(read_wait(p[0], data, 1, 2000), 1);
+		CHECK_EQ(read(p[0], data + 1, 1), -1);
 		CHECK_EQ(data[0], 0x41);
 	}
 
@@ -387,9 +565,9 @@ static void test_widths(void)
 	serial_access(&s, 8, data, 1, true);
 	serial_access(&s, RBR, data, 0, false);
 	CHECK_EQ(data[0], 0xff);
+	serial_destroy(&s);
 	close(p[0]);
 	close(p[1]);
-	serial_destroy(&s);
 }
 
 #define PUMP_BYTES 5000
@@ -448,6 +626,8 @@ int main(void)
 	test_probe();
 	test_dlab();
 	test_tx();
+	test_tx_order();
+	test_tx_stalled();
 	test_thre_irq();
 	test_rx();
 	test_fifo_full();

@@ -441,6 +441,60 @@ static void test_queues(void)
 	CHECK_EQ(vdev.queues[2].size, QMAX);
 }
 
+/*
+ * §4.1.4.3.2: the driver may only lower queue_size (to a power of two for
+ * split rings). Anything else: queue_enable is refused (reads 0) and the
+ * device reports NEEDS_RESET; reset clears both.
+ */
+static void test_queue_size_refused(void)
+{
+	static const uint16_t bad[] = { QMAX * 2, 1024, 0x8000, 0xffff, 0, 3,
+					QMAX - 1 };
+	unsigned int i;
+	uint64_t broken;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		common_wr(VIRTIO_PCI_COMMON_STATUS, 1, 0);
+		common_wr(VIRTIO_PCI_COMMON_STATUS, 1,
+			  VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+		broken = atomic_load(&vdev.broken_count);
+		common_wr(VIRTIO_PCI_COMMON_Q_SELECT, 2, 0);
+		common_wr(VIRTIO_PCI_COMMON_Q_SIZE, 2, bad[i]);
+		common_wr(VIRTIO_PCI_COMMON_Q_ENABLE, 2, 1);
+		CHECK_EQ(common_rd(VIRTIO_PCI_COMMON_Q_ENABLE, 2), 0);
+		CHECK(!vdev.queues[0].enabled);
+		CHECK(status() & VIRTIO_STATUS_NEEDS_RESET);
+		CHECK_EQ(atomic_load(&vdev.broken_count), broken + 1);
+		if (vdev.queues[0].enabled)
+			fprintf(stderr, "  queue_size %#x accepted\n", bad[i]);
+	}
+	/* DRIVER_OK does not stick: the device is not started. */
+	common_wr(VIRTIO_PCI_COMMON_GFSELECT, 4, 1);
+	common_wr(VIRTIO_PCI_COMMON_GF, 4, 1);
+	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, status() |
+		  VIRTIO_STATUS_FEATURES_OK);
+	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, status() |
+		  VIRTIO_STATUS_DRIVER_OK);
+	CHECK_EQ(status() & VIRTIO_STATUS_DRIVER_OK, 0);
+	CHECK(!vdev.queues[0].vq.ready);
+	CHECK_EQ(fd_.starts, 0);
+	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, 0);
+	CHECK_EQ(status(), 0);
+	CHECK_EQ(common_rd(VIRTIO_PCI_COMMON_Q_SIZE, 2), QMAX);
+	/* The maximum itself and smaller powers of two are fine. */
+	common_wr(VIRTIO_PCI_COMMON_Q_SELECT, 2, 2);
+	common_wr(VIRTIO_PCI_COMMON_Q_SIZE, 2, QMAX);
+	common_wr(VIRTIO_PCI_COMMON_Q_ENABLE, 2, 1);
+	CHECK_EQ(common_rd(VIRTIO_PCI_COMMON_Q_ENABLE, 2), 1);
+	common_wr(VIRTIO_PCI_COMMON_Q_SELECT, 2, 1);
+	common_wr(VIRTIO_PCI_COMMON_Q_SIZE, 2, 1);
+	common_wr(VIRTIO_PCI_COMMON_Q_ENABLE, 2, 1);
+	CHECK_EQ(common_rd(VIRTIO_PCI_COMMON_Q_ENABLE, 2), 1);
+	CHECK_EQ(status() & VIRTIO_STATUS_NEEDS_RESET, 0);
+	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, 0);
+	CHECK_EQ(fd_.stops, 0);
+}
+
 /* §3.1.1 through the transport: DRIVER_OK starts, reset stops. */
 static void test_driver_ok(void)
 {
@@ -816,6 +870,7 @@ int main(void)
 	test_caps();
 	test_features();
 	test_queues();
+	test_queue_size_refused();
 	test_driver_ok();
 	test_device_cfg_isr();
 	test_msix_route();

@@ -26,6 +26,8 @@
 
 struct arch_machine {
 	struct serial com1;
+	bool com1_ready;
+	bool console_closed; /* arch_machine_console_flush() ran */
 	struct i8042 kbd;
 	struct exitdev exitdev;
 	struct pci_bus pci;
@@ -85,6 +87,7 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	ret = serial_init(&a->com1, STDOUT_FILENO, vm_irq_line, vm, IRQ_COM1);
 	if (ret)
 		goto fail;
+	a->com1_ready = true;
 	ret = bus_register(&vm->pio, PORT_COM1, 8, serial_access, &a->com1);
 	if (ret)
 		goto fail;
@@ -205,11 +208,42 @@ int arch_machine_console_start(struct machine *m)
 	return console_start(machine_console_input, m->arch);
 }
 
+void arch_machine_console_flush(struct machine *m)
+{
+	struct outbuf_stats st;
+
+	if (!m->arch || !m->arch->com1_ready || m->arch->console_closed)
+		return;
+	m->arch->console_closed = true;
+	serial_close_output(&m->arch->com1, SERIAL_TX_FLUSH_MS);
+	serial_tx_stats(&m->arch->com1, &st);
+	if (st.dropped)
+		log_warn("console: %llu bytes of guest output dropped (stdout "
+			 "was not read fast enough)",
+			 (unsigned long long)st.dropped);
+}
+
+void arch_machine_print_stats(struct machine *m, int fd)
+{
+	struct outbuf_stats st;
+
+	if (!m->arch || !m->arch->com1_ready)
+		return;
+	serial_tx_stats(&m->arch->com1, &st);
+	dprintf(fd, "microvm: stats console: output bytes %llu written %llu "
+		"dropped %llu\n", (unsigned long long)(st.queued + st.dropped),
+		(unsigned long long)st.written,
+		(unsigned long long)st.dropped);
+}
+
 void arch_machine_free(struct machine *m)
 {
 	if (!m->arch)
 		return;
-	serial_destroy(&m->arch->com1);
+	if (m->arch->com1_ready) {
+		arch_machine_console_flush(m);
+		serial_destroy(&m->arch->com1);
+	}
 	if (m->arch->pci_ready)
 		pci_bus_destroy(&m->arch->pci);
 	m->pci = NULL;

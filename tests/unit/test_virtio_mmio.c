@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * virtio-mmio version 2 registers (virtio 1.2 §4.2.2) against a fake device
+ * and fake hypervisor services: identification, register widths, and the
+ * queue size rules of §4.2.2.2 (QueueNum must be a power of two no larger
+ * than QueueNumMax; otherwise QueueReady is refused and the device reports
+ * NEEDS_RESET), queue registers frozen once ready.
+ */
+#include <errno.h>
+
+#include "test.h"
+#include "util/le.h"
+#include "virtio/mmio.h"
+
+#define BASE 0xd0000000ULL
+#define GSI 5
+#define NQ 2
+#define QMAX 128
+#define MEM_SIZE 0x100000
+
+#define REG_MAGIC 0x000
+#define REG_VERSION 0x004
+#define REG_DEVICE_ID 0x008
+#define REG_QUEUE_SEL 0x030
+#define REG_QUEUE_NUM_MAX 0x034
+#define REG_QUEUE_NUM 0x038
+#define REG_QUEUE_READY 0x044
+#define REG_STATUS 0x070
+#define REG_QUEUE_DESC_LOW 0x080
+#define REG_QUEUE_DRIVER_LOW 0x090
+#define REG_QUEUE_DEVICE_LOW 0x0a0
+
+/* ---- fake hypervisor services: count registrations ---- */
+
+static int nr_ioev, nr_irqfd;
+
+static int fake_ioeventfd(void *opaque, uint64_t addr, unsigned int len,
+			  bool pio, bool match, uint64_t data, int fd,
+			  bool assign)
+{
+	(void)opaque, (void)addr, (void)len, (void)pio, (void)match;
+	(void)data, (void)fd;
+	nr_ioev += assign ? 1 : -1;
+	return 0;
+}
+
+static int fake_irqfd(void *opaque, int fd, uint32_t gsi, bool assign)
+{
+	(void)opaque, (void)fd, (void)gsi;
+	nr_irqfd += assign ? 1 : -1;
+	return 0;
+}
+
+static const struct virtio_host_ops fake_host_ops = {
+	.ioeventfd = fake_ioeventfd,
+	.irqfd = fake_irqfd,
+};
+
+/* ---- fake device: no config space, counts starts ---- */
+
+static int starts, stops;
+
+static void fake_config(struct virtio_dev *vdev, uint64_t off, uint8_t *data,
+			unsigned int len, bool is_write)
+{
+	(void)vdev, (void)off;
+	if (!is_write)
+		memset(data, 0, len);
+}
+
+static int fake_start(struct virtio_dev *vdev)
+{
+	(void)vdev;
+	starts++;
+	return 0;
+}
+
+static void fake_stop(struct virtio_dev *vdev)
+{
+	(void)vdev;
+	stops++;
+}
+
+static const struct virtio_dev_ops fake_dev_ops = {
+	.name = "fake",
+	.device_id = 2,
+	.config_access = fake_config,
+	.start = fake_start,
+	.stop = fake_stop,
+};
+
+static struct guest_mem gm;
+static struct virtio_dev vdev;
+static struct virtio_mmio t;
+
+static uint32_t rd(uint64_t off)
+{
+	uint8_t b[4] = { 0 };
+
+	virtio_mmio_access(&t, off, b, 4, false);
+	return (uint32_t)le_get(b, 4);
+}
+
+static void wr(uint64_t off, uint32_t v)
+{
+	uint8_t b[4];
+
+	le_put(b, 4, v);
+	virtio_mmio_access(&t, off, b, 4, true);
+}
+
+static void setup(void)
+{
+	static uint8_t mem[MEM_SIZE];
+	struct virtio_host host = { &fake_host_ops, NULL };
+
+	CHECK_EQ(guest_mem_add_region(&gm, 0, sizeof(mem), mem), 0);
+	CHECK_EQ(virtio_dev_init(&vdev, &fake_dev_ops, NULL, &gm, NQ, QMAX, 0,
+				 "vmmio"), 0);
+	CHECK_EQ(virtio_mmio_init(&t, &vdev, &host, BASE, GSI), 0);
+	CHECK_EQ(nr_ioev, NQ);
+	CHECK_EQ(nr_irqfd, 1);
+}
+
+/* §4.2.2: magic, version 2, device ID; narrow accesses read 0. */
+static void test_ids(void)
+{
+	uint8_t b[2] = { 0xff, 0xff };
+
+	CHECK_EQ(rd(REG_MAGIC), VIRTIO_MMIO_MAGIC);
+	CHECK_EQ(rd(REG_VERSION), 2);
+	CHECK_EQ(rd(REG_DEVICE_ID), 2);
+	virtio_mmio_access(&t, REG_MAGIC, b, 2, false);
+	CHECK_EQ(le_get(b, 2), 0);
+	CHECK_EQ(rd(REG_MAGIC + 1), 0);
+}
+
+static void driver_begin(void)
+{
+	wr(REG_STATUS, 0);
+	wr(REG_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+}
+
+/* Program queue @q with @num and try to make it ready. */
+static uint32_t try_ready(unsigned int q, uint32_t num)
+{
+	wr(REG_QUEUE_SEL, q);
+	wr(REG_QUEUE_NUM, num);
+	wr(REG_QUEUE_DESC_LOW, 0x10000);
+	wr(REG_QUEUE_DRIVER_LOW, 0x20000);
+	wr(REG_QUEUE_DEVICE_LOW, 0x30000);
+	wr(REG_QUEUE_READY, 1);
+	return rd(REG_QUEUE_READY);
+}
+
+/*
+ * §4.2.2.2: the driver MUST write QueueNum <= QueueNumMax; a size the
+ * device did not offer (above the maximum, 0, not a power of two, or
+ * wider than 16 bits) never makes the queue ready and sets NEEDS_RESET.
+ */
+static void test_queue_size_refused(void)
+{
+	static const uint32_t bad[] = {
+		QMAX * 2, 1024, 0x8000, 0, 3, QMAX - 1, 0x10000 + QMAX,
+		0xffffffff,
+	};
+	unsigned int i;
+	uint64_t broken;
+
+	wr(REG_QUEUE_SEL, 0);
+	CHECK_EQ(rd(REG_QUEUE_NUM_MAX), QMAX);
+	wr(REG_QUEUE_SEL, NQ);
+	CHECK_EQ(rd(REG_QUEUE_NUM_MAX), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		driver_begin();
+		broken = atomic_load(&vdev.broken_count);
+		CHECK_EQ(try_ready(0, bad[i]), 0);
+		CHECK(!vdev.queues[0].enabled);
+		CHECK(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+		CHECK_EQ(atomic_load(&vdev.broken_count), broken + 1);
+		if (vdev.queues[0].enabled || !(rd(REG_STATUS) &
+						VIRTIO_STATUS_NEEDS_RESET))
+			fprintf(stderr, "  QueueNum %#x accepted\n", bad[i]);
+	}
+	/* Reset clears NEEDS_RESET and the stored size. */
+	wr(REG_STATUS, 0);
+	CHECK_EQ(rd(REG_STATUS), 0);
+	CHECK_EQ(vdev.queues[0].size, QMAX);
+}
+
+/* Every power of two up to the maximum is fine; then it is frozen. */
+static void test_queue_size_ok(void)
+{
+	uint32_t n;
+
+	for (n = 1; n <= QMAX; n <<= 1) {
+		driver_begin();
+		CHECK_EQ(try_ready(1, n), 1);
+		CHECK_EQ(vdev.queues[1].size, n);
+		CHECK_EQ(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET, 0);
+	}
+	/* Ready: QueueNum no longer changes (§4.2.2.2). */
+	wr(REG_QUEUE_NUM, QMAX * 4);
+	CHECK_EQ(vdev.queues[1].size, QMAX);
+	wr(REG_QUEUE_READY, 1);
+	CHECK_EQ(rd(REG_QUEUE_READY), 1);
+	CHECK_EQ(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET, 0);
+	/* ... and the device starts on DRIVER_OK with the size chosen. */
+	vdev.driver_features = 1ULL << VIRTIO_F_VERSION_1;
+	wr(REG_STATUS, rd(REG_STATUS) | VIRTIO_STATUS_FEATURES_OK);
+	wr(REG_STATUS, rd(REG_STATUS) | VIRTIO_STATUS_DRIVER_OK);
+	CHECK(rd(REG_STATUS) & VIRTIO_STATUS_DRIVER_OK);
+	CHECK_EQ(starts, 1);
+	CHECK_EQ(vdev.queues[1].vq.size, QMAX);
+	wr(REG_STATUS, 0);
+	CHECK_EQ(stops, 1);
+}
+
+/* After a refused size DRIVER_OK does not stick; nothing starts. */
+static void test_queue_size_not_started(void)
+{
+	driver_begin();
+	CHECK_EQ(try_ready(0, 1024), 0);
+	vdev.driver_features = 1ULL << VIRTIO_F_VERSION_1;
+	wr(REG_STATUS, rd(REG_STATUS) | VIRTIO_STATUS_FEATURES_OK);
+	wr(REG_STATUS, rd(REG_STATUS) | VIRTIO_STATUS_DRIVER_OK);
+	CHECK_EQ(rd(REG_STATUS) & VIRTIO_STATUS_DRIVER_OK, 0);
+	CHECK(!vdev.queues[0].vq.ready);
+	CHECK(rd(REG_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+	CHECK_EQ(starts, 1);
+	wr(REG_STATUS, 0);
+	CHECK_EQ(stops, 1);
+}
+
+int main(void)
+{
+	setup();
+	test_ids();
+	test_queue_size_refused();
+	test_queue_size_ok();
+	test_queue_size_not_started();
+	virtio_mmio_destroy(&t);
+	CHECK_EQ(nr_ioev, 0);
+	CHECK_EQ(nr_irqfd, 0);
+	virtio_dev_destroy(&vdev);
+	return test_done();
+}

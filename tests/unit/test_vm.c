@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Guest RAM mappings (vm_ram_map()), checked in /proc/self/smaps: 2 MiB
+ * aligned, huge pages advised, and offered to KSM page merging only when
+ * asked (--memory SIZE,merge=on); by default never, since merging pages
+ * across VMs is a side channel between guests. Needs no /dev/kvm.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "test.h"
+#include "vmm/vm.h"
+
+#define RAM_SIZE (8ULL << 20)
+
+/*
+ * The VmFlags line of the mapping that starts at @addr, or "" when there
+ * is none (no smaps: the caller skips).
+ */
+static int vmflags_of(const void *addr, char *flags, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+
+	if (!f)
+		return -errno;
+	flags[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			in = start == (uintptr_t)addr;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, len, "%s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool has_flag(const char *flags, const char *flag)
+{
+	char copy[512], *tok, *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", flags);
+	for (tok = strtok_r(copy, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, flag))
+			return true;
+	return false;
+}
+
+/* The default: huge pages advised, never mergeable. */
+static void test_default_not_mergeable(void)
+{
+	void *ram = vm_ram_map(RAM_SIZE, false);
+	char flags[512];
+
+	CHECK(ram != NULL);
+	if (!ram)
+		return;
+	CHECK_EQ((uintptr_t)ram & ((2u << 20) - 1), 0);
+	CHECK_EQ(vmflags_of(ram, flags, sizeof(flags)), 0);
+	printf("default RAM VmFlags:%s", flags);
+	CHECK(flags[0] != '\0');
+	CHECK(!has_flag(flags, "mg"));
+	munmap(ram, RAM_SIZE);
+}
+
+/* merge=on: the mapping carries KSM's mergeable flag. */
+static int test_merge_opt_in(void)
+{
+	void *ram = vm_ram_map(RAM_SIZE, true);
+	char flags[512];
+
+	if (!ram && errno == EINVAL) {
+		printf("kernel without KSM: opt-in not testable here\n");
+		return 77;
+	}
+	CHECK(ram != NULL);
+	if (!ram)
+		return 0;
+	CHECK_EQ(vmflags_of(ram, flags, sizeof(flags)), 0);
+	printf("merge=on RAM VmFlags:%s", flags);
+	CHECK(has_flag(flags, "mg"));
+	munmap(ram, RAM_SIZE);
+	return 0;
+}
+
+int main(void)
+{
+	char flags[512];
+	int skip;
+
+	if (vmflags_of(&flags, flags, sizeof(flags)) == -ENOENT) {
+		printf("no /proc/self/smaps: skipped\n");
+		return 77;
+	}
+	test_default_not_mergeable();
+	skip = test_merge_opt_in();
+	if (test_done())
+		return 1;
+	return skip;
+}

@@ -201,6 +201,7 @@ static void *sampler_run(void *arg)
 				disk_engine_name(engine),
 				(unsigned long long)((r - s->base) / MIB),
 				(unsigned long long)(RSS_BOUND / MIB));
+			unlink(h.path);
 			_exit(1);
 		}
 		sleep_ms(1);

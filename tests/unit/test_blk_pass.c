@@ -130,6 +130,7 @@ static void *watchdog_run(void *arg)
 				"while the driver streamed malformed chains: "
 				"the queue thread never leaves its pass\n",
 				disk_engine_name(engine), WATCHDOG_S);
+			unlink(h.path);
 			_exit(1);
 		}
 		sleep_ms(10);

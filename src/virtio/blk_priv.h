@@ -38,8 +38,10 @@ struct blk_queue {
 	unsigned int nr_free;
 	struct blk_slot *pending; /* parsed, refused by the disk (-EAGAIN) */
 	unsigned int queued;      /* submitted since the last flush */
-	unsigned int pushed;      /* pushed since the last notify check */
+	unsigned int pushed;      /* pushed since the last notify check,
+				   * at most size (bq_process_ring()) */
 	bool throttled;           /* stopped popping for want of room */
+	bool more;                /* stopped popping: the round's budget */
 	bool stopping;
 	bool broken;
 	struct log_ratelimit rl;

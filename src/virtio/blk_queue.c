@@ -2,9 +2,10 @@
 /*
  * The I/O thread of one virtio-blk queue. It waits on the queue's kick
  * eventfd, its disk queue's completion fd and a stop eventfd; drains the
- * ring with kicks off, parses every chain before executing it, submits the
- * batch with a single flush, and pushes completions inside a defer_call
- * section so that each batch raises at most one interrupt.
+ * ring with kicks off, at most a queue size of chains per round, parses
+ * every chain before executing it, submits the batch with a single flush,
+ * and pushes completions inside a defer_call section so that each batch
+ * raises at most one interrupt.
  */
 #include <assert.h>
 #include <errno.h>
@@ -204,25 +205,41 @@ static bool bq_take_one(struct blk_queue *bq)
 	return true;
 }
 
-/* Drain the avail ring with kicks off (virtq.h usage, §2.7.10). */
+/*
+ * Drain the avail ring with kicks off (virtq.h usage, §2.7.10). One pass
+ * pops at most a queue size of chains less what this round already
+ * pushed: chains that fail at once take no slot, so without the budget a
+ * driver refilling the ring would keep the thread here, never reaping nor
+ * seeing stop, and push past 65535 entries between two notification
+ * checks (§2.7.7.2 compares 16-bit indices). A spent budget sets
+ * bq->more: the thread polls again at once, kicks still off.
+ */
 static void bq_process_ring(struct blk_queue *bq)
 {
 	struct virtq *vq = &bq->q->vq;
+	unsigned int budget;
 
+	bq->more = false;
 	if (bq->pending) {
 		if (disk_queue_submit(bq->dq, &bq->pending->dreq) == -EAGAIN)
 			return;
 		bq->pending = NULL;
 		bq->queued++;
 	}
+	budget = bq->pushed < bq->size ? bq->size - bq->pushed : 0;
 	for (;;) {
 		virtq_notify_disable(vq);
-		while (bq->nr_free && !bq->pending && bq_take_one(bq))
-			;
+		while (budget && bq->nr_free && !bq->pending &&
+		       bq_take_one(bq))
+			budget--;
 		/* Out of room: a completion resumes us, kicks stay off. */
 		bq->throttled = !bq->nr_free || bq->pending;
 		if (bq->throttled || bq->broken)
 			break;
+		if (!budget) {
+			bq->more = true;
+			break;
+		}
 		if (!virtq_notify_enable(vq))
 			break;
 	}
@@ -237,7 +254,8 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	defer_call_begin();
 	if (disk_ready)
 		disk_queue_reap(bq->dq, bq_complete, bq);
-	if (!bq->stopping && !bq->broken && (kicked || bq->throttled))
+	if (!bq->stopping && !bq->broken &&
+	    (kicked || bq->throttled || bq->more))
 		bq_process_ring(bq);
 	else if (bq->pending && disk_queue_submit(bq->dq,
 						  &bq->pending->dreq) == 0) {
@@ -274,7 +292,9 @@ static void *bq_thread(void *arg)
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);
 	while (!bq->stopping || bq->nr_free < bq->size) {
-		n = evloop_wait(bq->epfd, tags, BQ_TAG_COUNT, -1);
+		/* More on the ring: only look at the fds, then go on. */
+		n = evloop_wait(bq->epfd, tags, BQ_TAG_COUNT,
+				bq->more && !bq->stopping ? 0 : -1);
 		if (n < 0) {
 			log_ratelimited(&bq->rl, LOG_ERROR,
 					"%s: queue %u: epoll: %s",
@@ -355,7 +375,7 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	bq->epfd = bq->stop_fd = -1;
 	bq->pending = NULL;
 	bq->queued = bq->pushed = 0;
-	bq->throttled = bq->stopping = bq->broken = false;
+	bq->throttled = bq->more = bq->stopping = bq->broken = false;
 	ret = bq_alloc(bq, q->size);
 	if (ret)
 		return ret;

@@ -210,6 +210,10 @@ static int disk_probe(struct disk *d, char *err, size_t errlen)
 	if (!is_pow2(d->align) || !is_pow2(d->mem_align))
 		return disk_drop_direct(d, "odd direct I/O alignment",
 					err, errlen);
+	if (d->align > DISK_BOUNCE_CHUNK || d->mem_align > DISK_BOUNCE_CHUNK)
+		return disk_drop_direct(d,
+			"direct I/O block larger than a bounce buffer",
+			err, errlen);
 	if (d->size % d->align)
 		return disk_drop_direct(d,
 			"size not a multiple of the direct I/O block",

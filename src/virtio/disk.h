@@ -36,6 +36,17 @@
 #define DISK_IOV_MAX 1024
 /* Deepest queue disk_queue_open() accepts. */
 #define DISK_QUEUE_MAX_DEPTH 4096
+/*
+ * O_DIRECT bounce memory: each queue of a direct disk preallocates
+ * DISK_BOUNCE_SLOTS aligned buffers of DISK_BOUNCE_CHUNK bytes when it
+ * opens. A misaligned request holds one buffer while it runs and moves
+ * its data through it one chunk at a time; a request finding none free
+ * waits (disk_queue_submit() returns -EAGAIN). So bouncing adds at most
+ * DISK_BOUNCE_BYTES per queue to the host, whatever the guest sends.
+ */
+#define DISK_BOUNCE_CHUNK (256u * 1024)
+#define DISK_BOUNCE_SLOTS 4u
+#define DISK_BOUNCE_BYTES ((size_t)DISK_BOUNCE_SLOTS * DISK_BOUNCE_CHUNK)
 
 enum disk_cache {
 	DISK_CACHE_NONE,      /* O_DIRECT, flush = fdatasync (default) */
@@ -69,6 +80,7 @@ enum disk_op {
 struct disk_stats {
 	_Atomic uint64_t errors[DISK_OP_COUNT]; /* requests failed, per op */
 	_Atomic uint64_t bounced;   /* requests copied through aligned memory */
+	_Atomic uint64_t bounce_waits; /* deferrals: every bounce buffer busy */
 	_Atomic uint64_t resubmits; /* short transfers continued */
 };
 
@@ -77,10 +89,12 @@ struct disk_engine_ops;
 /*
  * One per image; read-only after disk_open() except for the counters.
  * With O_DIRECT, a request whose buffers are not aligned goes through an
- * aligned copy; one whose offset or length is not a multiple of @align is
+ * aligned copy (the queue's bounce buffers, DISK_BOUNCE_CHUNK bytes at a
+ * time); one whose offset or length is not a multiple of @align is
  * read-modify-written over the covering blocks, which is not atomic against
  * another write to the same block: a device should advertise @align as its
- * logical block size so that guests never send such requests.
+ * logical block size so that guests never send such requests. O_DIRECT is
+ * dropped where @align or @mem_align exceeds DISK_BOUNCE_CHUNK.
  */
 struct disk {
 	int fd;
@@ -101,15 +115,19 @@ struct disk {
 };
 
 /* Engine bookkeeping inside each request; callers never touch it. */
+struct disk_bounce;
+
 struct disk_req_priv {
 	struct disk_req *next; /* completion list link */
-	void *bounce;          /* aligned copy for O_DIRECT, or NULL */
-	struct iovec biov;     /* the one segment over @bounce */
+	struct disk_bounce *pool; /* the queue's bounce buffers */
+	void *bounce;          /* the one held for O_DIRECT, or NULL */
+	struct iovec biov;     /* the current chunk of @bounce */
 	struct iovec saved;    /* caller segment trimmed for a continuation */
 	int saved_idx;         /* its index in the caller's array, or -1 */
 	int stage;             /* step of the request (disk_req.c) */
 	int fmode;             /* fallocate mode of the current step */
 	uint64_t total;        /* READ/WRITE: the iovec total */
+	uint64_t span_end;     /* bounce: end of the aligned span */
 	uint64_t kpos;         /* file offset of the current transfer */
 	uint64_t klen;         /* bytes the current transfer must move */
 	uint64_t kdone;        /* bytes it moved so far */
@@ -228,8 +246,10 @@ void disk_queue_close(struct disk_queue *q);
  * so does every engine for discard and write-zeroes on a block device
  * (BLKDISCARD and BLKZEROOUT are blocking ioctls).
  *
- * Return: 0 when accepted, -EAGAIN when @depth requests are in flight (the
- * caller keeps @r and retries after a reap).
+ * Return: 0 when accepted, -EAGAIN when @depth requests are in flight or
+ * when @r needs a bounce buffer and all DISK_BOUNCE_SLOTS are held by
+ * requests in flight (either way the caller keeps @r and retries after a
+ * reap).
  * Context: the queue's thread.
  */
 int disk_queue_submit(struct disk_queue *q, struct disk_req *r);

@@ -11,6 +11,13 @@
 
 #include "virtio/disk.h"
 
+/* A queue's O_DIRECT bounce buffers (DISK_BOUNCE_SLOTS, preallocated). */
+struct disk_bounce {
+	uint8_t *mem;                /* the buffers, chunk-aligned; or NULL */
+	unsigned int nfree;
+	uint8_t free[DISK_BOUNCE_SLOTS]; /* indices of the free buffers */
+};
+
 /* Common head of every engine's queue; engines embed it first. */
 struct disk_queue {
 	struct disk *disk;
@@ -19,6 +26,7 @@ struct disk_queue {
 	int efd;                     /* completion eventfd */
 	struct disk_req *done_head;  /* finished, waiting for the reap */
 	struct disk_req **done_tail;
+	struct disk_bounce bounce;
 };
 
 enum disk_kop {
@@ -41,6 +49,7 @@ struct disk_kcall {
 /* Return values of disk_req_start() and disk_req_next(). */
 #define DISK_REQ_CALL 0 /* issue *kc, then call disk_req_next() */
 #define DISK_REQ_DONE 1 /* r->result is final */
+#define DISK_REQ_WAIT 2 /* start only: no bounce buffer free, retry later */
 
 struct disk_engine_ops {
 	const char *name;
@@ -61,15 +70,36 @@ extern const struct disk_engine_ops disk_uring_ops;
 extern const struct disk_engine_ops disk_sync_ops;
 
 /**
+ * disk_bounce_init() - preallocate a queue's bounce buffers.
+ * @b: pool to fill.
+ * @d: disk; nothing is allocated unless @d->direct.
+ * Return: 0 or -ENOMEM. Context: any thread.
+ */
+int disk_bounce_init(struct disk_bounce *b, const struct disk *d);
+
+/**
+ * disk_bounce_fini() - free the buffers.
+ * @b: pool from disk_bounce_init() (or a copy of it); no request may hold
+ *	a buffer any more, and the kernel must be done with them.
+ * Context: any thread.
+ */
+void disk_bounce_fini(struct disk_bounce *b);
+
+/**
  * disk_req_start() - check and plan @r; fill @kc with its first call.
  * @d: disk.
+ * @b: the queue's bounce buffers; a misaligned O_DIRECT request holds one
+ *	of them until it finishes.
  * @r: request from the caller.
  * @kc: first kernel call, when DISK_REQ_CALL is returned.
- * Return: DISK_REQ_CALL, or DISK_REQ_DONE with r->result set (refused,
- * empty, or executed at once: block device discard, unsafe flush).
+ * Return: DISK_REQ_CALL, DISK_REQ_DONE with r->result set (refused,
+ * empty, or executed at once: block device discard, unsafe flush), or
+ * DISK_REQ_WAIT when @r needs a bounce buffer and none is free (nothing
+ * is held; start @r again once a request of the queue finished).
  * Context: the queue's thread.
  */
-int disk_req_start(struct disk *d, struct disk_req *r, struct disk_kcall *kc);
+int disk_req_start(struct disk *d, struct disk_bounce *b, struct disk_req *r,
+		   struct disk_kcall *kc);
 
 /**
  * disk_req_next() - account the result of the last call of @r.
@@ -84,7 +114,7 @@ int disk_req_next(struct disk *d, struct disk_req *r, int64_t res,
 
 /**
  * disk_req_abandon() - drop a request without completing it (queue close):
- * frees its bounce buffer and restores the caller's iovecs.
+ * returns its bounce buffer and restores the caller's iovecs.
  * @r: request whose last call the kernel has finished.
  * Context: the queue's thread.
  */

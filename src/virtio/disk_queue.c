@@ -35,12 +35,19 @@ int disk_queue_open(struct disk *d, unsigned int depth,
 	q->efd = efd;
 	q->done_head = NULL;
 	q->done_tail = &q->done_head;
+	ret = disk_bounce_init(&q->bounce, d);
+	if (ret) {
+		d->ops->queue_close(q);
+		close(efd);
+		return ret;
+	}
 	*out = q;
 	return 0;
 }
 
 void disk_queue_close(struct disk_queue *q)
 {
+	struct disk_bounce bounce;
 	int efd;
 
 	if (!q)
@@ -49,7 +56,10 @@ void disk_queue_close(struct disk_queue *q)
 	/* Finished requests hold no buffers: dropping the list is enough. */
 	q->done_head = NULL;
 	q->done_tail = &q->done_head;
+	/* The engine frees @q; the kernel is done with the buffers then. */
+	bounce = q->bounce;
 	q->disk->ops->queue_close(q);
+	disk_bounce_fini(&bounce);
 	close(efd);
 }
 
@@ -75,14 +85,20 @@ int disk_queue_submit(struct disk_queue *q, struct disk_req *r)
 
 	if (q->inflight >= q->depth)
 		return -EAGAIN;
-	q->inflight++;
-	if (disk_req_start(q->disk, r, &kc) == DISK_REQ_DONE) {
+	switch (disk_req_start(q->disk, &q->bounce, r, &kc)) {
+	case DISK_REQ_WAIT:
+		/* Every bounce buffer is held by a request in flight. */
+		return -EAGAIN;
+	case DISK_REQ_DONE:
+		q->inflight++;
 		disk_queue_complete(q, r);
 		disk_queue_signal(q);
 		return 0;
+	default:
+		q->inflight++;
+		q->disk->ops->submit(q, r, &kc);
+		return 0;
 	}
-	q->disk->ops->submit(q, r, &kc);
-	return 0;
 }
 
 int disk_queue_flush(struct disk_queue *q)

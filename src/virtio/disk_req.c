@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Request planning shared by every disk engine: range and permission checks,
- * O_DIRECT bounce buffers (read-modify-write when the offset or length is not
- * block aligned), continuation of short transfers, and the fallocate modes
- * behind discard and write-zeroes. Engines see only struct disk_kcall.
+ * O_DIRECT bounce buffers (a queue's preallocated chunks, used one chunk of
+ * the request at a time, read-modify-write where the offset or length is
+ * not block aligned), continuation of short transfers, and the fallocate
+ * modes behind discard and write-zeroes. Engines see only struct disk_kcall.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -16,9 +18,9 @@
 
 enum {
 	STAGE_RW,           /* transfer straight on the caller's iovecs */
-	STAGE_BOUNCE_READ,  /* read the aligned span, then copy out */
-	STAGE_BOUNCE_WRITE, /* write the aligned span from the bounce */
-	STAGE_RMW_READ,     /* read the aligned span, patch, then write */
+	STAGE_BOUNCE_READ,  /* read a chunk of the span, then copy out */
+	STAGE_BOUNCE_WRITE, /* write a chunk of the span from the bounce */
+	STAGE_RMW_READ,     /* read a chunk, patch, then write it */
 	STAGE_FLUSH,
 	STAGE_FALLOC,
 	STAGE_ZERO_RANGE,   /* falls back to STAGE_FALLOC punch-hole */
@@ -35,11 +37,52 @@ static void req_iov_restore(struct disk_req *r)
 	}
 }
 
+/* ---- the queue's bounce buffers ---- */
+
+int disk_bounce_init(struct disk_bounce *b, const struct disk *d)
+{
+	void *mem;
+	unsigned int i;
+
+	memset(b, 0, sizeof(*b));
+	if (!d->direct)
+		return 0;
+	/* Chunk-aligned: any mem_align up to the chunk size is met. */
+	if (posix_memalign(&mem, DISK_BOUNCE_CHUNK, DISK_BOUNCE_BYTES))
+		return -ENOMEM;
+	b->mem = mem;
+	for (i = 0; i < DISK_BOUNCE_SLOTS; i++)
+		b->free[i] = (uint8_t)i;
+	b->nfree = DISK_BOUNCE_SLOTS;
+	return 0;
+}
+
+void disk_bounce_fini(struct disk_bounce *b)
+{
+	free(b->mem);
+	b->mem = NULL;
+	b->nfree = 0;
+}
+
+static void req_bounce_put(struct disk_req *r)
+{
+	struct disk_bounce *b = r->priv.pool;
+	size_t i;
+
+	if (!r->priv.bounce)
+		return;
+	i = (size_t)((uint8_t *)r->priv.bounce - b->mem) / DISK_BOUNCE_CHUNK;
+	assert(i < DISK_BOUNCE_SLOTS && b->nfree < DISK_BOUNCE_SLOTS);
+	b->free[b->nfree++] = (uint8_t)i;
+	r->priv.bounce = NULL;
+}
+
+/* ---- planning ---- */
+
 static int req_finish(struct disk *d, struct disk_req *r, int64_t res)
 {
 	req_iov_restore(r);
-	free(r->priv.bounce);
-	r->priv.bounce = NULL;
+	req_bounce_put(r);
 	r->result = res;
 	if (res < 0 && (unsigned int)r->op < DISK_OP_COUNT)
 		atomic_fetch_add_explicit(&d->stats.errors[r->op], 1,
@@ -78,19 +121,77 @@ static int req_xfer(struct disk_req *r, struct disk_kcall *kc)
 	return DISK_REQ_CALL;
 }
 
-/* Copy between the caller's iovecs and @buf; @to_iov picks the direction. */
-static void req_copy(struct disk_req *r, void *buf, bool to_iov)
+/*
+ * Copy @n bytes between @buf and bytes [@from, @from + @n) of the caller's
+ * iovecs; @to_iov picks the direction.
+ */
+static void req_copy(struct disk_req *r, uint64_t from, uint8_t *buf,
+		     uint64_t n, bool to_iov)
 {
-	char *b = buf;
+	size_t m;
 	int i;
 
-	for (i = 0; i < r->iovcnt; i++) {
+	for (i = 0; i < r->iovcnt && n; i++) {
+		struct iovec *v = &r->iov[i];
+
+		if (from >= v->iov_len) {
+			from -= v->iov_len;
+			continue;
+		}
+		m = v->iov_len - from < n ? v->iov_len - from : n;
 		if (to_iov)
-			memcpy(r->iov[i].iov_base, b, r->iov[i].iov_len);
+			memcpy((char *)v->iov_base + from, buf, m);
 		else
-			memcpy(b, r->iov[i].iov_base, r->iov[i].iov_len);
-		b += r->iov[i].iov_len;
+			memcpy(buf, (char *)v->iov_base + from, m);
+		buf += m;
+		n -= m;
+		from = 0;
 	}
+}
+
+/*
+ * Copy between the current chunk (file bytes kpos .. kpos + klen) and the
+ * part of the request inside it.
+ */
+static void req_chunk_copy(struct disk_req *r, bool to_iov)
+{
+	struct disk_req_priv *p = &r->priv;
+	uint64_t end = r->offset + p->total, cend = p->kpos + p->klen;
+	uint64_t lo = p->kpos > r->offset ? p->kpos : r->offset;
+	uint64_t hi = cend < end ? cend : end;
+
+	req_copy(r, lo - r->offset, (uint8_t *)p->bounce + (lo - p->kpos),
+		 hi - lo, to_iov);
+}
+
+static bool req_chunk_covered(const struct disk_req *r)
+{
+	const struct disk_req_priv *p = &r->priv;
+
+	return p->kpos >= r->offset &&
+	       p->kpos + p->klen <= r->offset + p->total;
+}
+
+/* Plan the chunk of the aligned span that starts at p->kpos. */
+static int req_chunk(struct disk_req *r, struct disk_kcall *kc)
+{
+	struct disk_req_priv *p = &r->priv;
+	uint64_t left = p->span_end - p->kpos;
+
+	p->klen = left < DISK_BOUNCE_CHUNK ? left : DISK_BOUNCE_CHUNK;
+	p->kdone = 0;
+	p->biov.iov_base = p->bounce;
+	p->biov.iov_len = p->klen;
+	if (r->op == DISK_OP_READ) {
+		p->stage = STAGE_BOUNCE_READ;
+	} else if (req_chunk_covered(r)) {
+		req_chunk_copy(r, false);
+		p->stage = STAGE_BOUNCE_WRITE;
+	} else {
+		/* Partly covered blocks: read them first (not atomic). */
+		p->stage = STAGE_RMW_READ;
+	}
+	return req_xfer(r, kc);
 }
 
 static bool req_aligned(const struct disk *d, const struct disk_req *r)
@@ -107,37 +208,35 @@ static bool req_aligned(const struct disk *d, const struct disk_req *r)
 	return true;
 }
 
-static int req_start_bounce(struct disk *d, struct disk_req *r,
-			    struct disk_kcall *kc)
+/*
+ * Move a misaligned request through one bounce buffer, chunk by chunk
+ * over the aligned span that covers it. The span's end cannot overflow:
+ * the request ends within the disk, and the disk size is below 2^63.
+ */
+static int req_start_bounce(struct disk *d, struct disk_bounce *b,
+			    struct disk_req *r, struct disk_kcall *kc)
 {
 	struct disk_req_priv *p = &r->priv;
-	uint64_t lo = r->offset & ~(uint64_t)(d->align - 1);
-	uint64_t end = r->offset + p->total;
-	uint64_t hi = (end + d->align - 1) & ~(uint64_t)(d->align - 1);
-	size_t balign = d->align > d->mem_align ? d->align : d->mem_align;
+	uint64_t mask = (uint64_t)d->align - 1;
 
-	if (balign < sizeof(void *))
-		balign = sizeof(void *);
-	if (hi - lo > SIZE_MAX || posix_memalign(&p->bounce, balign, hi - lo))
+	if (!b || !b->mem || d->align > DISK_BOUNCE_CHUNK ||
+	    d->mem_align > DISK_BOUNCE_CHUNK)
 		return req_finish(d, r, -ENOMEM);
-	atomic_fetch_add_explicit(&d->stats.bounced, 1, memory_order_relaxed);
-	p->biov.iov_base = p->bounce;
-	p->biov.iov_len = hi - lo;
-	p->kpos = lo;
-	p->klen = hi - lo;
-	if (r->op == DISK_OP_READ) {
-		p->stage = STAGE_BOUNCE_READ;
-	} else if (lo == r->offset && hi == end) {
-		req_copy(r, p->bounce, false);
-		p->stage = STAGE_BOUNCE_WRITE;
-	} else {
-		p->stage = STAGE_RMW_READ;
+	if (!b->nfree) {
+		atomic_fetch_add_explicit(&d->stats.bounce_waits, 1,
+					  memory_order_relaxed);
+		return DISK_REQ_WAIT;
 	}
-	return req_xfer(r, kc);
+	p->pool = b;
+	p->bounce = b->mem + (size_t)b->free[--b->nfree] * DISK_BOUNCE_CHUNK;
+	atomic_fetch_add_explicit(&d->stats.bounced, 1, memory_order_relaxed);
+	p->kpos = r->offset & ~mask;
+	p->span_end = (r->offset + p->total + mask) & ~mask;
+	return req_chunk(r, kc);
 }
 
-static int req_start_rw(struct disk *d, struct disk_req *r,
-			struct disk_kcall *kc)
+static int req_start_rw(struct disk *d, struct disk_bounce *b,
+			struct disk_req *r, struct disk_kcall *kc)
 {
 	struct disk_req_priv *p = &r->priv;
 	uint64_t total = 0;
@@ -159,7 +258,7 @@ static int req_start_rw(struct disk *d, struct disk_req *r,
 		return req_finish(d, r, 0);
 	p->total = total;
 	if (d->direct && !req_aligned(d, r))
-		return req_start_bounce(d, r, kc);
+		return req_start_bounce(d, b, r, kc);
 	p->stage = STAGE_RW;
 	p->kpos = r->offset;
 	p->klen = total;
@@ -201,7 +300,8 @@ static int req_start_fill(struct disk *d, struct disk_req *r,
 	return DISK_REQ_CALL;
 }
 
-int disk_req_start(struct disk *d, struct disk_req *r, struct disk_kcall *kc)
+int disk_req_start(struct disk *d, struct disk_bounce *b, struct disk_req *r,
+		   struct disk_kcall *kc)
 {
 	memset(&r->priv, 0, sizeof(r->priv));
 	r->priv.saved_idx = -1;
@@ -209,7 +309,7 @@ int disk_req_start(struct disk *d, struct disk_req *r, struct disk_kcall *kc)
 	switch (r->op) {
 	case DISK_OP_READ:
 	case DISK_OP_WRITE:
-		return req_start_rw(d, r, kc);
+		return req_start_rw(d, b, r, kc);
 	case DISK_OP_FLUSH:
 		if (d->cache == DISK_CACHE_UNSAFE)
 			return req_finish(d, r, 0);
@@ -244,14 +344,24 @@ static int req_next_xfer(struct disk *d, struct disk_req *r, int64_t res,
 		return req_xfer(r, kc);
 	}
 	req_iov_restore(r);
-	if (p->stage == STAGE_BOUNCE_READ) {
-		req_copy(r, (char *)p->bounce + (r->offset - p->kpos), true);
-	} else if (p->stage == STAGE_RMW_READ) {
-		req_copy(r, (char *)p->bounce + (r->offset - p->kpos), false);
+	switch (p->stage) {
+	case STAGE_RW:
+		return req_finish(d, r, p->total);
+	case STAGE_RMW_READ:
+		/* Patch the chunk, then write it back whole. */
+		req_chunk_copy(r, false);
 		p->stage = STAGE_BOUNCE_WRITE;
 		p->kdone = 0;
 		return req_xfer(r, kc);
+	case STAGE_BOUNCE_READ:
+		req_chunk_copy(r, true);
+		break;
+	default:
+		break;
 	}
+	p->kpos += p->klen;
+	if (p->kpos < p->span_end)
+		return req_chunk(r, kc);
 	return req_finish(d, r, p->total);
 }
 
@@ -288,6 +398,5 @@ int disk_req_next(struct disk *d, struct disk_req *r, int64_t res,
 void disk_req_abandon(struct disk_req *r)
 {
 	req_iov_restore(r);
-	free(r->priv.bounce);
-	r->priv.bounce = NULL;
+	req_bounce_put(r);
 }

@@ -21,9 +21,11 @@
 
 #include "util/evloop.h"
 
-/* Guest memory map of the tests. */
+/* Guest memory map of the tests; a test may ask for more RAM. */
 #define RAM_GPA 0x100000ull
+#ifndef RAM_SIZE
 #define RAM_SIZE 0x400000ull
+#endif
 #define RING_GPA(qi) (RAM_GPA + 0x4000ull * (qi)) /* desc, avail, used */
 #define AVAIL_OFF 0x1000ull
 #define USED_OFF 0x2000ull
@@ -36,7 +38,10 @@
 #define BIG_DATA_GPA 0x340000ull
 #define BAD_GPA (RAM_GPA + RAM_SIZE + 0x1000ull) /* not RAM */
 
+/* Ring size; a test may choose its own (power of two, 8 .. 256). */
+#ifndef QSZ
 #define QSZ 128
+#endif
 #define SLOTS (QSZ / 4) /* four descriptors per request */
 #define DISK_BYTES (1ull << 20)
 #define CAP (DISK_BYTES / 512)

@@ -564,11 +564,14 @@ static void t_unaligned(struct fix *f)
 	if (!fix_open(f, false, DISK_CACHE_NONE))
 		goto out;
 	if (!f->d.direct) {
-		/* No O_DIRECT here: run the same planning on the page cache. */
+		/* No O_DIRECT here: run the same planning on the page cache
+		 * (a new queue: bounce buffers come with direct disks). */
 		printf("note: no O_DIRECT on %s, alignment set by hand\n",
 		       f->im->path);
 		f->d.direct = true;
 		f->d.align = f->d.mem_align = 512;
+		disk_queue_close(f->q);
+		CHECK_EQ(disk_queue_open(&f->d, DEPTH, &f->q), 0);
 	}
 	CHECK(f->d.align >= 512 && f->d.align <= BLK);
 	b0 = f->d.stats.bounced;
@@ -604,6 +607,88 @@ static void t_unaligned(struct fix *f)
 	CHECK(image_matches(f->im, 65536 + 1024, 3072, 1));
 out:
 	free(b);
+}
+
+/*
+ * Misaligned requests larger than a bounce buffer go through in chunks
+ * (read-modify-write at both ends), and more of them than the queue has
+ * buffers wait (-EAGAIN) until one finishes, then complete once each.
+ */
+static void t_bounce_chunks(struct fix *f)
+{
+	enum { N = DISK_BOUNCE_SLOTS + 3, LEN = 2 * DISK_BOUNCE_CHUNK + 3000 };
+	uint8_t *b = xalloc(LEN + 2 * BLK), *small = xalloc(N * BLK);
+	struct iovec iov[3], siov[N];
+	struct disk_req reqs[N];
+	struct done_log l = { 0 };
+	uint64_t off = 5 * BLK + 1000, w0;
+	unsigned int again = 0, i;
+
+	if (!fix_open(f, false, DISK_CACHE_NONE))
+		goto out;
+	if (!f->d.direct) {
+		printf("note: no O_DIRECT on %s, alignment set by hand\n",
+		       f->im->path);
+		f->d.direct = true;
+		disk_queue_close(f->q);
+		CHECK_EQ(disk_queue_open(&f->d, DEPTH, &f->q), 0);
+	}
+	f->d.align = f->d.mem_align = BLK;
+	fill(b + 3, off, LEN, 12);
+	iov[0] = (struct iovec){ b + 3, 1000 };
+	iov[1] = (struct iovec){ b + 1003, DISK_BOUNCE_CHUNK };
+	iov[2] = (struct iovec){ b + 1003 + DISK_BOUNCE_CHUNK,
+				 LEN - 1000 - DISK_BOUNCE_CHUNK };
+	CHECK_EQ(do_rw(f, DISK_OP_WRITE, off, iov, 3), LEN);
+	memset(b, 0, LEN + 2 * BLK);
+	CHECK_EQ(do_buf(f, DISK_OP_READ, off - 7, b + 1, LEN + 14), LEN + 14);
+	CHECK(matches(b + 1, off - 7, 7, 1));
+	CHECK(matches(b + 8, off, LEN, 12));
+	CHECK(matches(b + 8 + LEN, off + LEN, 7, 1));
+	/* More misaligned requests at once than there are buffers. */
+	w0 = f->d.stats.bounce_waits;
+	memset(reqs, 0, sizeof(reqs));
+	for (i = 0; i < N; i++) {
+		uint64_t o = 600 * 1024 + (uint64_t)i * BLK + 512;
+
+		fill(small + i * BLK + 1, o, 2048, 13);
+		siov[i] = (struct iovec){ small + i * BLK + 1, 2048 };
+		reqs[i] = (struct disk_req){ .op = DISK_OP_WRITE,
+					     .offset = o, .iov = &siov[i],
+					     .iovcnt = 1,
+					     .opaque = (void *)(uintptr_t)i };
+		while (disk_queue_submit(f->q, &reqs[i]) == -EAGAIN) {
+			again++;
+			CHECK(disk_queue_inflight(f->q) > 0);
+			if (disk_queue_flush(f->q) < 0 ||
+			    !wait_done(f->q, &l, l.calls + 1))
+				break;
+		}
+	}
+	CHECK(disk_queue_flush(f->q) >= 0);
+	CHECK(wait_done(f->q, &l, N));
+	CHECK_EQ(l.calls, N);
+	for (i = 0; i < N; i++) {
+		CHECK_EQ(l.per[i], 1);
+		CHECK_EQ(reqs[i].result, 2048);
+	}
+	CHECK_EQ(f->d.stats.bounce_waits - w0, again);
+	if (f->engine == DISK_ENGINE_URING)
+		CHECK(again > 0);
+	fix_close(f);
+	CHECK(image_matches(f->im, off - BLK, BLK, 1));
+	CHECK(image_matches(f->im, off, LEN, 12));
+	CHECK(image_matches(f->im, off + LEN, BLK, 1));
+	for (i = 0; i < N; i++) {
+		uint64_t o = 600 * 1024 + (uint64_t)i * BLK;
+
+		CHECK(image_matches(f->im, o, 512, 1));
+		CHECK(image_matches(f->im, o + 512, 2048, 13));
+		CHECK(image_matches(f->im, o + 2560, BLK - 2560, 1));
+	}
+out:
+	free(b);
+	free(small);
 }
 
 /*
@@ -740,6 +825,7 @@ static const struct conf_test {
 	{ "read-only refuses writes", t_readonly, false },
 	{ "batch of 64, one flush", t_batch, false },
 	{ "O_DIRECT bounce and read-modify-write", t_unaligned, false },
+	{ "bounce in chunks, waits for a buffer", t_bounce_chunks, false },
 	{ "short write then EFBIG", t_short_write, true },
 	{ "two queues on two threads", t_two_threads, false },
 };

@@ -3,8 +3,10 @@
  * Unit tests of the disk request planner (disk_req.c) with no file at all:
  * request validation, continuation of short transfers across iovec segments
  * (and restoring the caller's iovecs), O_DIRECT bounce and read-modify-write
- * plans, and the write-zeroes fallback. Each table row feeds kernel results
- * and checks the next kernel call the planner asks for.
+ * plans (chunk by chunk through a queue's bounce buffers, run against an
+ * image in memory), the bounce budget, and the write-zeroes fallback. Each
+ * table row feeds kernel results and checks the next kernel call the
+ * planner asks for.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,8 @@
 #include "virtio/disk_engine.h"
 
 #define MIB (1024 * 1024)
+
+static struct disk_bounce pool; /* a queue's buffers, for direct disks */
 
 static void fake_disk(struct disk *d, bool direct, bool readonly)
 {
@@ -101,7 +105,7 @@ static void test_start_refusals(void)
 		r.iov = rows[i].iov == 1 ? &one : rows[i].iov == 2 ? huge :
 			NULL;
 		r.iovcnt = rows[i].iovcnt;
-		ret = disk_req_start(&d, &r, &kc);
+		ret = disk_req_start(&d, &pool, &r, &kc);
 		if (ret != DISK_REQ_DONE || r.result != rows[i].result)
 			fprintf(stderr, "row '%s': ret %d result %zd\n",
 				rows[i].name, ret, r.result);
@@ -145,7 +149,7 @@ static void test_short_continuation(void)
 	int ret, k;
 
 	fake_disk(&d, false, false);
-	CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+	CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 	CHECK_EQ(kc.op, DISK_KOP_READV);
 	CHECK_EQ(kc.pos, 1000);
 	CHECK(kc.iov == iov);
@@ -202,7 +206,7 @@ static void test_transfer_failures(void)
 		int ret;
 
 		fake_disk(&d, false, false);
-		CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+		CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 		CHECK_EQ(kc.op, DISK_KOP_WRITEV);
 		ret = disk_req_next(&d, &r, rows[i].first, &kc);
 		if (ret == DISK_REQ_CALL) {
@@ -254,7 +258,7 @@ static void test_bounce_plans(void)
 		int ret;
 
 		fake_disk(&d, true, false);
-		CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+		CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 		CHECK_EQ(d.stats.bounced, rows[i].bounce);
 		CHECK_EQ(r.priv.bounce != NULL, rows[i].bounce);
 		CHECK_EQ(kc.op, rows[i].first);
@@ -287,7 +291,7 @@ static void test_fill_plans(void)
 	struct disk d;
 
 	fake_disk(&d, false, false);
-	CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+	CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 	CHECK_EQ(kc.op, DISK_KOP_FALLOCATE);
 	CHECK_EQ(kc.mode, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE);
 	CHECK_EQ(kc.pos, 1000);
@@ -301,25 +305,225 @@ static void test_fill_plans(void)
 	CHECK_EQ(r.result, -EOPNOTSUPP);
 
 	r.op = DISK_OP_DISCARD;
-	CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+	CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 	CHECK_EQ(kc.mode, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE);
 	CHECK_EQ(disk_req_next(&d, &r, 0, &kc), DISK_REQ_DONE);
 	CHECK_EQ(r.result, 0);
 
 	r.op = DISK_OP_FLUSH;
-	CHECK_EQ(disk_req_start(&d, &r, &kc), DISK_REQ_CALL);
+	CHECK_EQ(disk_req_start(&d, &pool, &r, &kc), DISK_REQ_CALL);
 	CHECK_EQ(kc.op, DISK_KOP_FDATASYNC);
 	CHECK_EQ(disk_req_next(&d, &r, -EIO, &kc), DISK_REQ_DONE);
 	CHECK_EQ(r.result, -EIO);
 	CHECK_EQ(d.stats.errors[DISK_OP_FLUSH], 1);
 }
 
+/* ---- chunked bounce plans, run against an image in memory ---- */
+
+static uint8_t img[MIB];      /* what the planner's calls act on */
+static uint8_t model[MIB];    /* what the image must hold afterwards */
+
+/*
+ * Play the kernel: run @kc on img, moving at most @cap bytes (a short
+ * transfer), and check what O_DIRECT would refuse on a bounced request.
+ */
+static int64_t kexec(const struct disk *d, const struct disk_kcall *kc,
+		     uint64_t cap, bool bounced, bool *odd)
+{
+	uint64_t pos = kc->pos, done = 0, m;
+	int i;
+
+	for (i = 0; i < kc->iovcnt && done < cap; i++) {
+		m = kc->iov[i].iov_len;
+		if (m > cap - done)
+			m = cap - done;
+		if (pos + m > sizeof(img))
+			return done ? (int64_t)done : 0;
+		if (kc->op == DISK_KOP_WRITEV)
+			memcpy(img + pos, kc->iov[i].iov_base, m);
+		else
+			memcpy(kc->iov[i].iov_base, img + pos, m);
+		pos += m;
+		done += m;
+	}
+	/* A bounced call: one buffer within a chunk, aligned at the start. */
+	if (bounced && (kc->iovcnt != 1 ||
+			kc->iov[0].iov_len > DISK_BOUNCE_CHUNK ||
+			(kc->pos + kc->iov[0].iov_len) % d->align))
+		*odd = true;
+	return (int64_t)done;
+}
+
+static void patt(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed * 13 + (i >> 9));
+}
+
+/*
+ * Misaligned requests over several chunks, with short transfers: the
+ * image (writes) or the buffers (reads) end up right, every call is
+ * aligned and within one chunk, the caller's iovecs and the pool's
+ * buffers are all given back.
+ */
+static void test_chunked_bounce(void)
+{
+	static const struct {
+		const char *name;
+		int op;
+		uint64_t offset;
+		uint32_t seg[3];    /* segment lengths, 0 for none */
+		size_t buf_off;     /* misalignment of the buffers */
+		uint64_t cap;       /* bytes each call moves at most */
+		unsigned int calls; /* kernel calls expected */
+	} rows[] = {
+		{ "write, head and tail RMW, 3 chunks", DISK_OP_WRITE, 700,
+		  { 100000, 300000, 124300 }, 1, UINT64_MAX, 5 },
+		{ "write, misaligned memory only", DISK_OP_WRITE, 4096,
+		  { 512, 600 * 1024 - 512, 0 }, 3, UINT64_MAX, 3 },
+		{ "write, RMW, short transfers", DISK_OP_WRITE, 1000,
+		  { 300 * 1024, 212 * 1024, 24 }, 5, 100000, 0 },
+		{ "read over 3 chunks", DISK_OP_READ, 512 * 3,
+		  { 1000, 700 * 1024, 0 }, 1, UINT64_MAX, 3 },
+		{ "read, short transfers", DISK_OP_READ, 999,
+		  { 256 * 1024, 256 * 1024, 7 }, 9, 77777, 0 },
+		{ "write at the end of the disk", DISK_OP_WRITE,
+		  MIB - 300 * 1024 - 1, { 300 * 1024, 1, 0 }, 0, UINT64_MAX,
+		  3 },
+	};
+	static uint8_t mem[MIB + 64] __attribute__((aligned(4096)));
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct iovec iov[3];
+		struct disk_req r = { .op = rows[i].op,
+				      .offset = rows[i].offset, .iov = iov };
+		struct disk_kcall kc;
+		struct disk d;
+		uint64_t total = 0;
+		unsigned int calls = 0;
+		bool odd = false;
+		size_t at = rows[i].buf_off;
+		int ret;
+
+		fake_disk(&d, true, false);
+		for (j = 0; j < 3 && rows[i].seg[j]; j++) {
+			/* 8 bytes apart: no segment starts aligned. */
+			iov[j] = (struct iovec){ mem + at, rows[i].seg[j] };
+			at += rows[i].seg[j] + 8;
+			total += rows[i].seg[j];
+		}
+		r.iovcnt = (int)j;
+		patt(img, sizeof(img), 1);
+		patt(mem, sizeof(mem), 2);
+		memcpy(model, img, sizeof(img));
+		for (j = 0; j < (unsigned int)r.iovcnt; j++)
+			memcpy(model + rows[i].offset +
+			       ((uint8_t *)iov[j].iov_base - mem) -
+			       rows[i].buf_off - 8 * j,
+			       iov[j].iov_base, iov[j].iov_len);
+		ret = disk_req_start(&d, &pool, &r, &kc);
+		while (ret == DISK_REQ_CALL && calls < 10000) {
+			calls++;
+			ret = disk_req_next(&d, &r,
+					    kexec(&d, &kc, rows[i].cap, true,
+						  &odd), &kc);
+		}
+		if (ret != DISK_REQ_DONE || (int64_t)r.result != (int64_t)total)
+			fprintf(stderr, "row '%s': ret %d result %zd\n",
+				rows[i].name, ret, r.result);
+		CHECK_EQ(ret, DISK_REQ_DONE);
+		CHECK_EQ(r.result, total);
+		CHECK(!odd);
+		if (rows[i].calls)
+			CHECK_EQ(calls, rows[i].calls);
+		else
+			CHECK_EQ(d.stats.resubmits > 0, 1);
+		if (r.op == DISK_OP_WRITE) {
+			CHECK(!memcmp(img, model, sizeof(img)));
+		} else {
+			uint64_t done = 0;
+
+			for (j = 0; j < (unsigned int)r.iovcnt; j++) {
+				CHECK(!memcmp(iov[j].iov_base,
+					      img + rows[i].offset + done,
+					      iov[j].iov_len));
+				done += iov[j].iov_len;
+			}
+		}
+		at = rows[i].buf_off;
+		for (j = 0; j < (unsigned int)r.iovcnt; j++) {
+			CHECK(iov[j].iov_base == mem + at &&
+			      iov[j].iov_len == rows[i].seg[j]);
+			at += rows[i].seg[j] + 8;
+		}
+		CHECK(r.priv.bounce == NULL);
+		CHECK_EQ(pool.nfree, DISK_BOUNCE_SLOTS);
+		CHECK_EQ(d.stats.bounced, 1);
+	}
+}
+
+/* A request finding every buffer held waits, holding nothing. */
+static void test_bounce_budget(void)
+{
+	static char mem[8 * 4096] __attribute__((aligned(4096)));
+	struct disk_req r[DISK_BOUNCE_SLOTS + 1];
+	struct iovec iov[DISK_BOUNCE_SLOTS + 1];
+	struct disk_kcall kc;
+	struct disk_bounce none = { 0 };
+	struct disk d;
+	unsigned int i;
+
+	fake_disk(&d, true, false);
+	for (i = 0; i <= DISK_BOUNCE_SLOTS; i++) {
+		iov[i] = (struct iovec){ mem + 4096 * i + 1, 1024 };
+		r[i] = (struct disk_req){ .op = DISK_OP_READ,
+					  .offset = 4096ull * i,
+					  .iov = &iov[i], .iovcnt = 1 };
+	}
+	for (i = 0; i < DISK_BOUNCE_SLOTS; i++)
+		CHECK_EQ(disk_req_start(&d, &pool, &r[i], &kc),
+			 DISK_REQ_CALL);
+	CHECK_EQ(pool.nfree, 0);
+	CHECK_EQ(disk_req_start(&d, &pool, &r[i], &kc), DISK_REQ_WAIT);
+	CHECK(r[i].priv.bounce == NULL);
+	CHECK_EQ(d.stats.bounce_waits, 1);
+	CHECK_EQ(d.stats.bounced, DISK_BOUNCE_SLOTS);
+	/* One finishes (a failure returns its buffer too); then it starts. */
+	CHECK_EQ(disk_req_next(&d, &r[0], -EIO, &kc), DISK_REQ_DONE);
+	CHECK_EQ(pool.nfree, 1);
+	CHECK_EQ(disk_req_start(&d, &pool, &r[i], &kc), DISK_REQ_CALL);
+	CHECK_EQ(disk_req_next(&d, &r[i], 1024, &kc), DISK_REQ_DONE);
+	CHECK_EQ(r[i].result, 1024);
+	/* Queue close: abandoned requests give their buffers back. */
+	for (i = 1; i < DISK_BOUNCE_SLOTS; i++)
+		disk_req_abandon(&r[i]);
+	CHECK_EQ(pool.nfree, DISK_BOUNCE_SLOTS);
+	/* No buffers at all (not opened for O_DIRECT): refused, no wait. */
+	CHECK_EQ(disk_req_start(&d, &none, &r[0], &kc), DISK_REQ_DONE);
+	CHECK_EQ(r[0].result, -ENOMEM);
+	CHECK_EQ(disk_req_start(&d, NULL, &r[0], &kc), DISK_REQ_DONE);
+	CHECK_EQ(r[0].result, -ENOMEM);
+}
+
 int main(void)
 {
+	struct disk d;
+
+	fake_disk(&d, true, false);
+	if (disk_bounce_init(&pool, &d)) {
+		fprintf(stderr, "bounce buffers: out of memory\n");
+		return 1;
+	}
 	test_start_refusals();
 	test_short_continuation();
 	test_transfer_failures();
 	test_bounce_plans();
 	test_fill_plans();
+	test_chunked_bounce();
+	test_bounce_budget();
+	disk_bounce_fini(&pool);
 	return test_done();
 }

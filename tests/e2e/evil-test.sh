@@ -10,8 +10,11 @@
 # read-only image unchanged, no sanitizer report, and microvm's peak RSS
 # (VmHWM, sampled where it runs) within guest RAM + --rss-margin MiB.
 #
-# Usage: evil-test.sh --microvm BIN --artifacts DIR [--transport pci|mmio]
-#        [--memory MIB] [--huge N] [--rss-margin MIB] [--mode MODE]
+# Usage: evil-test.sh --microvm BIN|--asan BIN --artifacts DIR
+#        [--transport pci|mmio] [--memory MIB] [--huge N] [--rss-margin MIB]
+#        [--mode MODE]
+#   --asan[=]BIN    BIN must be an ASan+UBSan build (skipped, 77, when BIN
+#                   is empty or absent); any sanitizer report fails
 #   --huge N        aliased ~250 MiB requests in flight at once (default
 #                   4; 0: no null_blk disk and no RSS-heavy case)
 #   --rss-margin M  VmHWM may exceed guest RAM by M MiB (default 96: the
@@ -33,10 +36,13 @@ transport=pci
 mib=256
 huge=4
 margin=96
+need_asan=0
 mode_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
+	--asan) microvm=$2; need_asan=1; shift 2 ;;
+	--asan=*) microvm=${1#--asan=}; need_asan=1; shift ;;
 	--artifacts) art=$2; shift 2 ;;
 	--transport) transport=$2; shift 2 ;;
 	--memory) mib=$2; shift 2 ;;
@@ -46,6 +52,11 @@ while [ $# -gt 0 ]; do
 	*) echo "evil-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
+if [ $need_asan -eq 1 ] && [ ! -x "$microvm" ]; then
+	echo "evil-test: no ASan microvm ('$microvm'); configure with" \
+		"-DMICROVM_E2E_ASAN_MICROVM=PATH/microvm; skipping" >&2
+	exit 77
+fi
 [ -n "$microvm" ] && [ -n "$art" ] ||
 	{ echo "evil-test: --microvm and --artifacts are required" >&2; exit 1; }
 case "$transport" in
@@ -56,6 +67,10 @@ art=$(cd "$art" && pwd -P) || exit 1
 microvm=$(realpath "$microvm") || exit 1
 asan=0
 ldd "$microvm" 2>/dev/null | grep -q libasan && asan=1
+if [ $need_asan -eq 1 ] && [ $asan -eq 0 ]; then
+	echo "evil-test: $microvm is not an ASan build" >&2
+	exit 1
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/evil-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT

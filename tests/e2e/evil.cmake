@@ -10,3 +10,18 @@ set(E2E_EVIL ${CMAKE_CURRENT_LIST_DIR}/evil-test.sh
 	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})
 e2e_add(e2e.evil.pci auto ${E2E_EVIL} --transport pci)
 e2e_add(e2e.evil.mmio auto ${E2E_EVIL} --transport mmio)
+
+# The same boot against an ASan+UBSan microvm, any report failing it:
+# this build's own binary under -DMICROVM_SANITIZE=ON, else the one named
+# by -DMICROVM_E2E_ASAN_MICROVM=PATH (say build-asan/microvm); skipped
+# (exit 77) when there is none.
+set(MICROVM_E2E_ASAN_MICROVM "" CACHE FILEPATH
+	"an ASan+UBSan microvm binary for e2e.evil.asan_*")
+if(MICROVM_SANITIZE)
+	set(E2E_EVIL_ASAN ${E2E_MICROVM})
+else()
+	set(E2E_EVIL_ASAN "${MICROVM_E2E_ASAN_MICROVM}")
+endif()
+e2e_add(e2e.evil.asan_pci auto ${CMAKE_CURRENT_LIST_DIR}/evil-test.sh
+	"--asan=${E2E_EVIL_ASAN}" --artifacts ${E2E_ARTIFACTS}
+	--transport pci)

@@ -23,7 +23,6 @@
 #include "evilblk.h"
 
 #define BIG_SECTORS (1ULL << 21)
-#define WAIT_MS 20000
 #define HUGE_SEGS 250
 #define HUGE_SEG_LEN (1u << 20)
 #define HUGE_MISALIGN 8
@@ -416,6 +415,56 @@ static bool case_huge_aliased(struct ev_ctx *c, char *why, size_t n)
 	return o.nused == (int)k && !bad && !o.needs_reset;
 }
 
+/*
+ * Reset while two aliased huge reads are in flight: the reset completes,
+ * and once status reads 0 the device writes no guest memory any more.
+ */
+static bool case_reset_during_io(struct ev_ctx *c, char *why, size_t n)
+{
+	uint64_t per = (uint64_t)HUGE_SEGS * HUGE_SEG_LEN / 512;
+	uint8_t *b = c->base + B_READ;
+	unsigned int t, i;
+	long t0, t1;
+
+	if (c->d->qmax < HUGE_SEGS + 2 || c->d->capacity < 2 * per ||
+	    !(c->d->features & (1ULL << EV_F_INDIRECT))) {
+		snprintf(why, n, "device too small for the huge requests");
+		return false;
+	}
+	if (!ev_setup(c, c->d->qmax, why, n))
+		return false;
+	ev_allow(c, B_READ + HUGE_MISALIGN, HUGE_SEG_LEN);
+	for (t = 0; t < 2; t++) {
+		ev_idesc(c, t, 0, ev_hdr(c, t, BLK_T_IN, t * per), 16,
+			 VD_NEXT, 1);
+		for (i = 1; i <= HUGE_SEGS; i++)
+			ev_idesc(c, t, (uint16_t)i,
+				 ev_pa(c, B_READ + HUGE_MISALIGN),
+				 HUGE_SEG_LEN, VD_NEXT | VD_WRITE,
+				 (uint16_t)(i + 1));
+		ev_idesc(c, t, HUGE_SEGS + 1, ev_st(c, t), 1, VD_WRITE, 0);
+		ev_desc(c, (uint16_t)t, ev_pa(c, A_IND + t * A_IND_STRIDE),
+			(HUGE_SEGS + 2) * 16, VD_INDIRECT, 0);
+		ev_post(c, (uint16_t)t);
+	}
+	ev_kick(c);
+	usleep(200000);
+	t0 = now_ms();
+	if (!ev_reset_wait(c->d, 10 * WAIT_MS)) {
+		snprintf(why, n, "reset with I/O in flight did not complete");
+		return false;
+	}
+	t1 = now_ms();
+	/* From here on nothing may change: take the reference again. */
+	memset(b + HUGE_MISALIGN, EV_CANARY, HUGE_SEG_LEN);
+	ev_snap(c);
+	c->nallow = 0;
+	usleep(1000000);
+	snprintf(why, n, "reset took %ld ms with 2 x %u MiB reads queued",
+		 t1 - t0, HUGE_SEGS * HUGE_SEG_LEN >> 20);
+	return true;
+}
+
 /* A write to the read-only disk fails and leaves the sector as it was. */
 static bool case_write_readonly(struct ev_ctx *c, char *why, size_t n)
 {
@@ -449,7 +498,7 @@ int main(int argc, char **argv)
 {
 	static struct ev_dev devs[16];
 	struct ev_ctx c = { .huge_reqs = 4 };
-	int nd, i, fails = 0, ran = 0;
+	int nd, i, j, fails = 0, ran = 0;
 	unsigned int k;
 
 	if (argc == 3 && !strcmp(argv[1], "--huge"))
@@ -471,6 +520,10 @@ int main(int argc, char **argv)
 		bool ro = d->features & (1ULL << EV_F_RO);
 
 		d->nodata = d->capacity >= BIG_SECTORS;
+		c.peer = NULL;
+		for (j = 0; j < nd; j++)
+			if (j != i && devs[j].t == d->t && !c.peer)
+				c.peer = &devs[j];
 		printf("EVIL-DEV: %s %s: %llu sectors, features %#llx, "
 		       "%u queues, max size %u%s\n", tname(d), d->name,
 		       (unsigned long long)d->capacity,
@@ -482,6 +535,8 @@ int main(int argc, char **argv)
 		} else if (d->nodata) {
 			fails += run_case(&c, d, "huge_aliased",
 					  case_huge_aliased);
+			fails += run_case(&c, d, "reset_during_io",
+					  case_reset_during_io);
 		} else {
 			for (k = 0; k < ev_nr_cases; k++) {
 				if (ev_cases[k].pci_only && d->t != EV_PCI)

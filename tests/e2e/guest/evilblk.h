@@ -60,6 +60,7 @@ struct ev_dev {
 	uint16_t num_queues;
 	uint16_t qmax; /* queue 0's QueueNumMax / initial queue_size */
 	bool nodata;   /* null_blk without memory: reads return no data */
+	char sysfs[96]; /* pci: /sys/bus/pci/devices/ADDR */
 };
 
 /* Guest memory the program owns: physically contiguous 2 MiB pages. */
@@ -79,6 +80,7 @@ void ev_wr(struct ev_dev *d, uint32_t off, uint64_t v, int width);
 uint8_t ev_status(struct ev_dev *d);
 void ev_set_status(struct ev_dev *d, uint8_t s);
 bool ev_reset(struct ev_dev *d);
+bool ev_reset_wait(struct ev_dev *d, int ms);
 bool ev_alive(struct ev_dev *d);
 uint64_t ev_features(struct ev_dev *d);
 void ev_set_features(struct ev_dev *d, uint64_t f);
@@ -90,6 +92,9 @@ void ev_queue_enable(struct ev_dev *d, uint32_t v);
 uint32_t ev_queue_ready(struct ev_dev *d);
 void ev_notify(struct ev_dev *d, uint32_t q);
 uint64_t ev_cfg_rd(struct ev_dev *d, uint32_t off, int width);
+void ev_cfg_wr(struct ev_dev *d, uint32_t off, uint64_t v, int width);
+bool ev_pci_cfg32(struct ev_dev *d, unsigned int reg, uint32_t *v,
+		  bool write);
 /* Register offsets the cases poke at directly. */
 #define MMIO_MAGIC 0x000
 #define MMIO_QUEUE_SEL 0x030
@@ -153,6 +158,7 @@ struct ev_ctx {
 	struct ev_range allow[64];
 	int nallow;
 	struct ev_dev *d;   /* device under test */
+	struct ev_dev *peer; /* another device on the same transport, or NULL */
 	uint16_t qs, avail_idx, used_seen;
 	uint64_t ram_end;
 	unsigned int case_no;
@@ -192,6 +198,10 @@ struct ev_case {
 	bool pci_only;
 };
 extern const struct ev_case ev_cases[];
+/* evilblk_pci.c: the PCI-only cases */
+ev_case_fn ev_msix_out_of_range, ev_bar_into_ram, ev_bar_onto_other;
+#define WAIT_MS 20000
+#define SHORT_MS 3000
 extern const unsigned int ev_nr_cases;
 
 #endif

@@ -12,8 +12,6 @@
 
 #include "evilblk.h"
 
-#define WAIT_MS 20000
-#define SHORT_MS 3000
 
 static uint16_t qs_of(struct ev_ctx *c)
 {
@@ -385,10 +383,10 @@ static bool queue_size_above_max(struct ev_ctx *c, char *why, size_t n)
 }
 
 /* Rings the device cannot use: refused at DRIVER_OK. */
-static bool bad_rings(struct ev_ctx *c, uint64_t desc, char *why, size_t n)
+static bool bad_rings(struct ev_ctx *c, uint64_t desc, uint64_t avail,
+		      uint64_t used, char *why, size_t n)
 {
-	uint8_t s = ev_setup_raw(c, qs_of(c), desc, ev_pa(c, A_AVAIL),
-				 ev_pa(c, A_USED));
+	uint8_t s = ev_setup_raw(c, qs_of(c), desc, avail, used);
 
 	if (s & EV_S_NEEDS_RESET) {
 		snprintf(why, n, "NEEDS_RESET at DRIVER_OK");
@@ -400,12 +398,83 @@ static bool bad_rings(struct ev_ctx *c, uint64_t desc, char *why, size_t n)
 
 static bool ring_outside_ram(struct ev_ctx *c, char *why, size_t n)
 {
-	return bad_rings(c, c->ram_end - 64, why, n);
+	return bad_rings(c, c->ram_end - 64, ev_pa(c, A_AVAIL),
+			 ev_pa(c, A_USED), why, n);
 }
 
 static bool ring_misaligned(struct ev_ctx *c, char *why, size_t n)
 {
-	return bad_rings(c, ev_pa(c, A_DESC) + 8, why, n);
+	return bad_rings(c, ev_pa(c, A_DESC) + 8, ev_pa(c, A_AVAIL),
+			 ev_pa(c, A_USED), why, n);
+}
+
+/* The used ring on the device's own registers, the avail ring past RAM. */
+static bool used_ring_on_registers(struct ev_ctx *c, char *why, size_t n)
+{
+	return bad_rings(c, ev_pa(c, A_DESC), ev_pa(c, A_AVAIL),
+			 c->d->regs_pa, why, n);
+}
+
+static bool avail_ring_beyond_ram(struct ev_ctx *c, char *why, size_t n)
+{
+	return bad_rings(c, ev_pa(c, A_DESC), c->ram_end - 2,
+			 ev_pa(c, A_USED), why, n);
+}
+
+/* More descriptors in one indirect table than the queue size (§2.7.5.3.1). */
+static bool indirect_too_long(struct ev_ctx *c, char *why, size_t n)
+{
+	uint16_t i, last = (uint16_t)(2 * qs_of(c) + 1);
+
+	if (!ev_setup(c, qs_of(c), why, n))
+		return false;
+	ev_idesc(c, 0, 0, ev_hdr(c, 0, BLK_T_IN, 0), 16, VD_NEXT, 1);
+	for (i = 1; i < last; i++)
+		ev_idesc(c, 0, i, rbuf(c, 0, 512), 512, VD_NEXT | VD_WRITE,
+			 (uint16_t)(i + 1));
+	ev_idesc(c, 0, last, ev_st(c, 0), 1, VD_WRITE, 0);
+	ev_desc(c, 0, itable(c, 0), 16u * (last + 1u), VD_INDIRECT, 0);
+	return refused1(c, 0, 0, why, n);
+}
+
+/* FEATURES_OK for features never offered, DRIVER_OK without it (§3.1.1). */
+static bool features_not_offered(struct ev_ctx *c, char *why, size_t n)
+{
+	struct ev_dev *d = c->d;
+	uint8_t s1, s2;
+
+	ev_reset(d);
+	ev_set_status(d, EV_S_ACK | EV_S_DRIVER);
+	ev_set_features(d, ~0ULL);
+	ev_set_status(d, EV_S_ACK | EV_S_DRIVER | EV_S_FEATURES_OK);
+	s1 = ev_status(d);
+	ev_set_status(d, EV_S_ACK | EV_S_DRIVER | EV_S_DRIVER_OK);
+	s2 = ev_status(d);
+	snprintf(why, n, "status %#x after FEATURES_OK, %#x after DRIVER_OK",
+		 s1, s2);
+	return !(s1 & EV_S_FEATURES_OK) && !(s2 & EV_S_DRIVER_OK);
+}
+
+/* The read-only configuration fields ignore writes (§5.2.4). */
+static bool config_write(struct ev_ctx *c, char *why, size_t n)
+{
+	uint64_t cap;
+	uint32_t off;
+
+	if (!ev_setup(c, qs_of(c), why, n))
+		return false;
+	for (off = 0; off < 0x40; off += 4)
+		ev_cfg_wr(c->d, off, 0xffffffff, 4);
+	ev_cfg_wr(c->d, 0, 0, 8);
+	ev_cfg_wr(c->d, 0x3ff, 0xff, 1);
+	cap = ev_cfg_rd(c->d, 0, 4) | ev_cfg_rd(c->d, 4, 4) << 32;
+	if (cap != c->d->capacity) {
+		snprintf(why, n, "capacity now reads %llu",
+			 (unsigned long long)cap);
+		return false;
+	}
+	snprintf(why, n, "capacity still %llu", (unsigned long long)cap);
+	return ev_roundtrip(c, 4032, 0x7a, why + strlen(why), n - strlen(why));
 }
 
 /* Notifies for queues that do not exist change nothing. */
@@ -479,45 +548,6 @@ static bool odd_width_access(struct ev_ctx *c, char *why, size_t n)
 	return true;
 }
 
-/* MSI-X vectors and table entries beyond the table (§4.1.5.1.2). */
-static bool msix_out_of_range(struct ev_ctx *c, char *why, size_t n)
-{
-	struct ev_dev *d = c->d;
-	uint32_t tab = d->msix_table, sz = d->msix_size, e0, v;
-	uint64_t qv, cv, pba, past;
-
-	if (!ev_setup(c, qs_of(c), why, n))
-		return false;
-	e0 = (uint32_t)ev_rd(d, tab + 8, 4);
-	ev_queue_sel(d, 0);
-	ev_wr(d, d->common + PCI_C_Q_MSIX, sz + 5, 2);
-	qv = ev_rd(d, d->common + PCI_C_Q_MSIX, 2);
-	ev_wr(d, d->common + PCI_C_MSIX, 0x7ff, 2);
-	cv = ev_rd(d, d->common + PCI_C_MSIX, 2);
-	for (v = sz; v < sz + 3 && (v + 1) * 16 <= 0x1000; v++) {
-		ev_wr(d, tab + v * 16, 0xfee00000, 4);
-		ev_wr(d, tab + v * 16 + 8, 0x4041, 4);
-		ev_wr(d, tab + v * 16 + 12, 0, 4);
-	}
-	ev_wr(d, tab + 255 * 16 + 8, 0x1234, 4);
-	past = ev_rd(d, tab + sz * 16 + 8, 4) | ev_rd(d, tab + 255 * 16 + 8, 4);
-	ev_wr(d, d->msix_pba, ~0ULL, 8);
-	pba = ev_rd(d, d->msix_pba, 8);
-	if (qv != PCI_NO_VECTOR || cv != PCI_NO_VECTOR || past || pba ||
-	    ev_rd(d, tab + 8, 4) != e0) {
-		snprintf(why, n, "queue vector %#llx, config vector %#llx, "
-			 "entries past the table %#llx, PBA %#llx",
-			 (unsigned long long)qv, (unsigned long long)cv,
-			 (unsigned long long)past, (unsigned long long)pba);
-		return false;
-	}
-	if (!ev_roundtrip(c, 4024, 0x6f, why, n))
-		return false;
-	snprintf(why, n, "vectors read NO_VECTOR, entries past %u read 0, "
-		 "PBA read-only", sz);
-	return true;
-}
-
 /* Past the end, straddling it, and at 2^64-1; the last sector is fine. */
 static bool sector_beyond_capacity(struct ev_ctx *c, char *why, size_t n)
 {
@@ -578,7 +608,14 @@ const struct ev_case ev_cases[] = {
 	{ "ring_misaligned", ring_misaligned, false },
 	{ "notify_missing_queue", notify_missing_queue, false },
 	{ "odd_width_access", odd_width_access, false },
-	{ "msix_out_of_range", msix_out_of_range, true },
+	{ "used_ring_on_registers", used_ring_on_registers, false },
+	{ "avail_ring_beyond_ram", avail_ring_beyond_ram, false },
+	{ "indirect_too_long", indirect_too_long, false },
+	{ "features_not_offered", features_not_offered, false },
+	{ "config_write", config_write, false },
+	{ "msix_out_of_range", ev_msix_out_of_range, true },
+	{ "bar_into_ram", ev_bar_into_ram, true },
+	{ "bar_onto_other_device", ev_bar_onto_other, true },
 	{ "sector_beyond_capacity", sector_beyond_capacity, false },
 };
 const unsigned int ev_nr_cases = sizeof(ev_cases) / sizeof(ev_cases[0]);

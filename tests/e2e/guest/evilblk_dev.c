@@ -99,18 +99,23 @@ void ev_set_status(struct ev_dev *d, uint8_t s)
 		ev_wr(d, d->common + PCI_C_STATUS, s, 1);
 }
 
-/* Reset and wait until status reads 0 (virtio 1.2 §4.1.4.3.2), 5 s max. */
-bool ev_reset(struct ev_dev *d)
+/* Reset and wait until status reads 0 (virtio 1.2 §4.1.4.3.2). */
+bool ev_reset_wait(struct ev_dev *d, int ms)
 {
 	int i;
 
 	ev_set_status(d, 0);
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < ms; i++) {
 		if (ev_status(d) == 0)
 			return true;
 		usleep(1000);
 	}
 	return false;
+}
+
+bool ev_reset(struct ev_dev *d)
+{
+	return ev_reset_wait(d, 5000);
 }
 
 /* A register with a known value still reads it: the VMM answers. */
@@ -223,6 +228,28 @@ void ev_notify(struct ev_dev *d, uint32_t q)
 uint64_t ev_cfg_rd(struct ev_dev *d, uint32_t off, int width)
 {
 	return ev_rd(d, (is_mmio(d) ? MMIO_CONFIG : d->devcfg) + off, width);
+}
+
+void ev_cfg_wr(struct ev_dev *d, uint32_t off, uint64_t v, int width)
+{
+	ev_wr(d, (is_mmio(d) ? MMIO_CONFIG : d->devcfg) + off, v, width);
+}
+
+/* A dword of PCI config space through sysfs (the kernel's config access). */
+bool ev_pci_cfg32(struct ev_dev *d, unsigned int reg, uint32_t *v,
+		  bool write)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/config", d->sysfs);
+	fd = open(path, write ? O_WRONLY : O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = write ? pwrite(fd, v, 4, reg) : pread(fd, v, 4, reg);
+	close(fd);
+	return n == 4;
 }
 
 /* The common part of probing: features, capacity, queues. */
@@ -377,6 +404,7 @@ static bool pci_open(struct ev_dev *d, const char *dir, const char *addr)
 	memset(d, 0, sizeof(*d));
 	d->t = EV_PCI;
 	snprintf(d->name, sizeof(d->name), "pci@%.40s", addr);
+	snprintf(d->sysfs, sizeof(d->sysfs), PCI_SYS "/%.60s", addr);
 	/* Memory decoding on, as pci_enable_device() does for a driver. */
 	if (!write_file(dir, "enable", "1"))
 		fprintf(stderr, "evilblk: %s: enable: %s\n", addr,

@@ -66,7 +66,9 @@ esac
 art=$(cd "$art" && pwd -P) || exit 1
 microvm=$(realpath "$microvm") || exit 1
 asan=0
-ldd "$microvm" 2>/dev/null | grep -q libasan && asan=1
+case "$(ldd "$microvm" 2>/dev/null)" in
+*libasan*) asan=1 ;;
+esac
 if [ $need_asan -eq 1 ] && [ $asan -eq 0 ]; then
 	echo "evil-test: $microvm is not an ASan build" >&2
 	exit 1

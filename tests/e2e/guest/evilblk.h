@@ -198,6 +198,14 @@ struct ev_case {
 	bool pci_only;
 };
 extern const struct ev_case ev_cases[];
+/* evilblk_queue.c: ring indices, queue set-up, registers */
+ev_case_fn evq_avail_idx_jump, evq_avail_head_out_of_range,
+	evq_same_head_twice, evq_queue_regs_after_driver_ok,
+	evq_queue_size_zero, evq_queue_size_not_pow2,
+	evq_queue_size_above_max, evq_ring_outside_ram, evq_ring_misaligned,
+	evq_used_ring_on_registers, evq_avail_ring_beyond_ram,
+	evq_features_not_offered, evq_config_write, evq_notify_missing_queue,
+	evq_odd_width_access;
 /* evilblk_pci.c: the PCI-only cases */
 ev_case_fn ev_msix_out_of_range, ev_bar_into_ram, ev_bar_onto_other;
 #define WAIT_MS 20000

@@ -54,6 +54,7 @@ struct ev_dev {
 	/* pci: where the virtio structures are inside BAR 0 */
 	uint32_t common, isr, devcfg, notify, notify_mult;
 	uint32_t msix_table, msix_pba;
+	unsigned int cfg_cap; /* config offset of the PCI_CFG access window */
 	unsigned int msix_size;
 	uint64_t features; /* offered by the device */
 	uint64_t capacity; /* 512-byte sectors */
@@ -207,7 +208,8 @@ ev_case_fn evq_avail_idx_jump, evq_avail_head_out_of_range,
 	evq_features_not_offered, evq_config_write, evq_notify_missing_queue,
 	evq_odd_width_access;
 /* evilblk_pci.c: the PCI-only cases */
-ev_case_fn ev_msix_out_of_range, ev_bar_into_ram, ev_bar_onto_other;
+ev_case_fn ev_msix_out_of_range, ev_bar_into_ram, ev_bar_onto_other,
+	ev_cfg_window;
 #define WAIT_MS 20000
 #define SHORT_MS 3000
 extern const unsigned int ev_nr_cases;

@@ -274,6 +274,62 @@ static bool indirect_too_long(struct ev_ctx *c, char *why, size_t n)
 	return refused1(c, 0, 0, why, n);
 }
 
+/* A legal request framed oddly: split header, data in uneven pieces. */
+static bool odd_framing(struct ev_ctx *c, char *why, size_t n)
+{
+	uint8_t *w = c->base + A_BUF, *r = c->base + A_BUF + A_BUF_STRIDE;
+	uint64_t h = ev_hdr(c, 0, BLK_T_OUT, 4056), st = ev_st(c, 0);
+	uint64_t wp = ev_pa(c, A_BUF);
+	struct ev_out o;
+	unsigned int i;
+
+	if (!ev_setup(c, qs_of(c), why, n))
+		return false;
+	for (i = 0; i < 4096; i++)
+		w[i] = (uint8_t)(i * 7 + 3);
+	ev_desc(c, 0, h, 8, VD_NEXT, 1);
+	ev_desc(c, 1, h + 8, 8, VD_NEXT, 2);
+	ev_desc(c, 2, wp, 1000, VD_NEXT, 3);
+	ev_desc(c, 3, wp + 1000, 0, VD_NEXT, 4);
+	ev_desc(c, 4, wp + 1000, 3000, VD_NEXT, 5);
+	ev_desc(c, 5, wp + 4000, 96, VD_NEXT, 6);
+	ev_desc(c, 6, st, 1, VD_WRITE, 0);
+	ev_post(c, 0);
+	ev_post(c, ev_rw(c, 7, 1, BLK_T_IN, 4056, 4096));
+	ev_kick(c);
+	ev_wait(c, 2, WAIT_MS, &o);
+	if (o.nused != 2 || ev_stbyte(c, 0) != BLK_S_OK ||
+	    ev_stbyte(c, 1) != BLK_S_OK || memcmp(w, r, 4096)) {
+		snprintf(why, n, "%d used, status %#x/%#x, data %s", o.nused,
+			 ev_stbyte(c, 0), ev_stbyte(c, 1),
+			 memcmp(w, r, 4096) ? "differs" : "matches");
+		return false;
+	}
+	snprintf(why, n, "split header and 1000+0+3000+96 data bytes: "
+		 "written and read back");
+	return true;
+}
+
+/* A read whose buffer is the descriptor table and avail ring themselves. */
+static bool read_into_rings(struct ev_ctx *c, char *why, size_t n)
+{
+	struct ev_out o;
+
+	if (!ev_setup(c, qs_of(c), why, n))
+		return false;
+	ev_allow(c, A_DESC, A_USED - A_DESC);
+	ev_desc(c, 0, ev_hdr(c, 0, BLK_T_IN, 64), 16, VD_NEXT, 1);
+	ev_desc(c, 1, ev_pa(c, A_DESC), A_USED - A_DESC, VD_NEXT | VD_WRITE,
+		2);
+	ev_desc(c, 2, ev_st(c, 0), 1, VD_WRITE, 0);
+	ev_post(c, 0);
+	ev_kick(c);
+	ev_wait(c, 1, SHORT_MS, &o);
+	snprintf(why, n, "%d used, status %#x%s", o.nused, ev_stbyte(c, 0),
+		 o.needs_reset ? ", NEEDS_RESET" : "");
+	return o.nused >= 1 || o.needs_reset;
+}
+
 /* Past the end, straddling it, and at 2^64-1; the last sector is fine. */
 static bool sector_beyond_capacity(struct ev_ctx *c, char *why, size_t n)
 {
@@ -343,5 +399,8 @@ const struct ev_case ev_cases[] = {
 	{ "bar_into_ram", ev_bar_into_ram, true },
 	{ "bar_onto_other_device", ev_bar_onto_other, true },
 	{ "sector_beyond_capacity", sector_beyond_capacity, false },
+	{ "odd_framing", odd_framing, false },
+	{ "read_into_rings", read_into_rings, false },
+	{ "cfg_window", ev_cfg_window, true },
 };
 const unsigned int ev_nr_cases = sizeof(ev_cases) / sizeof(ev_cases[0]);

@@ -376,6 +376,7 @@ static bool pci_caps(struct ev_dev *d, const uint8_t *cfg, size_t len)
 				break;
 			case 3: d->isr = off; have |= 4; break;
 			case 4: d->devcfg = off; have |= 8; break;
+			case 5: d->cfg_cap = p; break;
 			default: break;
 			}
 		} else if (c[0] == 0x11) {

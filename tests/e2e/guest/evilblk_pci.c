@@ -3,7 +3,8 @@
  * evilblk's PCI-only cases: MSI-X vectors and table entries beyond the
  * table (virtio 1.2 §4.1.5.1.2), and BAR 0 moved through config space
  * while the device runs: onto guest RAM the program owns and onto another
- * virtio device's BAR. The BAR goes back before the checks that follow.
+ * virtio device's BAR (it goes back before the checks that follow), and
+ * the VIRTIO_PCI_CAP_PCI_CFG access window (§4.1.4.9) pointed anywhere.
  */
 #include <stdio.h>
 #include <string.h>
@@ -133,5 +134,65 @@ bool ev_bar_onto_other(struct ev_ctx *c, char *why, size_t n)
 	}
 	snprintf(why, n, "BAR 0 over %s's and back: both answer, device "
 		 "serves", peer->name);
+	return true;
+}
+
+/* One access through the PCI_CFG window: bar, offset, length, data. */
+static uint32_t window(struct ev_dev *d, uint32_t bar, uint32_t off,
+		       uint32_t len, uint32_t data, bool write)
+{
+	unsigned int cap = d->cfg_cap;
+	uint32_t v = 0;
+
+	ev_pci_cfg32(d, cap + 4, &bar, true);
+	ev_pci_cfg32(d, cap + 8, &off, true);
+	ev_pci_cfg32(d, cap + 12, &len, true);
+	if (write)
+		ev_pci_cfg32(d, cap + 16, &data, true);
+	else
+		ev_pci_cfg32(d, cap + 16, &v, false);
+	return v;
+}
+
+/*
+ * The window on another BAR, past BAR 0's end, straddling it, with
+ * lengths 0, 3 and 8: reads 0. Pointed at num_queues it reads it, and a
+ * status write of 0 through it resets the device.
+ */
+bool ev_cfg_window(struct ev_ctx *c, char *why, size_t n)
+{
+	struct ev_dev *d = c->d;
+	uint32_t bad = 0, nq;
+
+	if (!d->cfg_cap) {
+		snprintf(why, n, "no VIRTIO_PCI_CAP_PCI_CFG capability");
+		return false;
+	}
+	if (!ev_setup(c, qs_of(c), why, n))
+		return false;
+	bad |= window(d, 5, d->common, 4, 0, false);
+	bad |= window(d, 0, 0xffffffffu, 4, 0, false);
+	bad |= window(d, 0, (uint32_t)d->regs_len - 2, 4, 0, false);
+	bad |= window(d, 0, d->common, 0, 0, false);
+	bad |= window(d, 0, d->common, 3, 0, false);
+	bad |= window(d, 0, d->common, 8, 0, false);
+	window(d, 0, (uint32_t)d->regs_len - 2, 4, 0, true);
+	window(d, 0, d->notify + 0xffc, 4, 0xffff, true);
+	nq = window(d, 0, d->common + PCI_C_NUMQ, 2, 0, false);
+	if (bad || nq != d->num_queues ||
+	    (ev_status(d) & (EV_S_DRIVER_OK | EV_S_NEEDS_RESET)) !=
+		    EV_S_DRIVER_OK) {
+		snprintf(why, n, "bad windows read %#x, num_queues through it "
+			 "%u, status %#x", bad, nq, ev_status(d));
+		return false;
+	}
+	window(d, 0, d->common + PCI_C_STATUS, 1, 0, true);
+	if (ev_status(d) != 0) {
+		snprintf(why, n, "status write of 0 through the window: "
+			 "status %#x", ev_status(d));
+		return false;
+	}
+	snprintf(why, n, "bad windows read 0; num_queues %u and a reset "
+		 "through it", nq);
 	return true;
 }

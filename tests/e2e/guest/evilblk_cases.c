@@ -282,6 +282,7 @@ static bool odd_framing(struct ev_ctx *c, char *why, size_t n)
 	uint64_t wp = ev_pa(c, A_BUF);
 	struct ev_out o;
 	unsigned int i;
+	int used;
 
 	if (!ev_setup(c, qs_of(c), why, n))
 		return false;
@@ -295,14 +296,21 @@ static bool odd_framing(struct ev_ctx *c, char *why, size_t n)
 	ev_desc(c, 5, wp + 4000, 96, VD_NEXT, 6);
 	ev_desc(c, 6, st, 1, VD_WRITE, 0);
 	ev_post(c, 0);
+	ev_kick(c);
+	ev_wait(c, 1, WAIT_MS, &o);
+	used = o.nused;
+	/* Requests in flight together have no order (§5.2.6.4): wait. */
 	ev_post(c, ev_rw(c, 7, 1, BLK_T_IN, 4056, 4096));
 	ev_kick(c);
-	ev_wait(c, 2, WAIT_MS, &o);
-	if (o.nused != 2 || ev_stbyte(c, 0) != BLK_S_OK ||
-	    ev_stbyte(c, 1) != BLK_S_OK || memcmp(w, r, 4096)) {
-		snprintf(why, n, "%d used, status %#x/%#x, data %s", o.nused,
-			 ev_stbyte(c, 0), ev_stbyte(c, 1),
-			 memcmp(w, r, 4096) ? "differs" : "matches");
+	ev_wait(c, 1, WAIT_MS, &o);
+	used += o.nused;
+	for (i = 0; i < 4096 && w[i] == r[i]; i++)
+		;
+	if (used != 2 || ev_stbyte(c, 0) != BLK_S_OK ||
+	    ev_stbyte(c, 1) != BLK_S_OK || i < 4096) {
+		snprintf(why, n, "%d used, status %#x/%#x, data %s at %u",
+			 used, ev_stbyte(c, 0), ev_stbyte(c, 1),
+			 i < 4096 ? "differs" : "matches", i);
 		return false;
 	}
 	snprintf(why, n, "split header and 1000+0+3000+96 data bytes: "

@@ -8,13 +8,14 @@
 #
 # Usage: evil-l1.sh -- PROGRAM ARGS...
 # Stderr: "EVIL-L1: VmHWM N kB" (the last sample), "EVIL-L1: ..." notes.
-# Exit status: PROGRAM's; 77 when a @NULLB@ argument has no null_blk here.
+# Exit status: PROGRAM's; 77 when a @NULLB@ argument has no null_blk here
+# (on a host: one this script may load, use and unload, none already there).
 
 [ "$1" = -- ] && shift
 
+unload=0
 nullb_load()
 {
-	[ -b /dev/nullb0 ] && return 0
 	if [ -f /lib/modules/nullblk.order ]; then
 		# L1's initramfs (prepare.sh's NULLBLK_MODULES), busybox insmod.
 		for m in $(cat /lib/modules/nullblk.order); do
@@ -26,8 +27,15 @@ nullb_load()
 			fi
 		done
 	else
+		# A host's own null_blk may hold someone's test data.
+		if [ -e /dev/nullb0 ] || grep -q '^null_blk ' /proc/modules; then
+			echo "EVIL-L1: null_blk already loaded here; not" \
+				"touching it" >&2
+			return 1
+		fi
 		modprobe null_blk gb=1 bs=512 nr_devices=1 memory_backed=0 \
 			2>/dev/null || return 1
+		unload=1
 	fi
 	i=0
 	while [ ! -b /dev/nullb0 ] && [ $i -lt 50 ]; do
@@ -70,5 +78,6 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid"
 rc=$?
+[ $unload -eq 0 ] || modprobe -r null_blk
 echo "EVIL-L1: VmHWM ${hwm:-?} kB" >&2
 exit $rc

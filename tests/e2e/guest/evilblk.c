@@ -2,9 +2,10 @@
 /*
  * evilblk: drives the VMM's virtio-blk devices the way a hostile driver
  * would (see evilblk.h) and prints one verdict line per case:
- *   EVIL-CASE: PASS|FAIL|SKIP <transport> <case>: <what happened>
- * After every case: the VMM still answers, the device refused the request
- * (IOERR/UNSUPP, or the chain came back unused) or reports NEEDS_RESET,
+ *   EVIL-CASE: PASS|FAIL <transport> <case>: <what happened>
+ * Each case says what the device may do: refuse the request (IOERR/UNSUPP,
+ * or the chain comes back unused), report NEEDS_RESET, or for legal but
+ * odd requests complete them. After every case: the VMM still answers,
  * no byte of the owned memory outside the case's writable ranges changed,
  * and after a reset a well-formed write and read (data compared) work.
  * Disks by role: read-only (VIRTIO_BLK_F_RO), big (>= 1 GiB: the null_blk

@@ -7,7 +7,8 @@
 #   OUTDIR/l2-initrd.cpio.gz   busybox + virtio modules + the test /init
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
-#   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain)
+#   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain,
+#                              evilblk)
 # Installs nothing: the host packages come from .ci/run or the README; the
 # kernel is fetched with `apt-get download` and unpacked with `dpkg -x`.
 # MICROVM_E2E_KERNEL_DEB=FILE uses a local kernel .deb instead (offline).
@@ -22,7 +23,10 @@ GUEST_DIR=$E2E_DIR/guest
 # in /lib/modules/<set>.order of the initramfs.
 VIRTIO_MODULES="virtio_mmio virtio_pci virtio_blk"
 KVM_MODULES="kvm-amd"
-HELPERS="kvm-smoke outb ttydrain"
+# L1 only: a block device that needs O_DIRECT alignment (evil-test.sh).
+NULLBLK_MODULES="null_blk"
+# Each helper is guest/NAME.c plus any guest/NAME_*.c.
+HELPERS="kvm-smoke outb ttydrain evilblk"
 
 die()
 {
@@ -138,12 +142,14 @@ extract_vmlinux()
 build_helpers()
 {
 	local h stamp
-	stamp=$(hash_of "$GUEST_DIR"/*.c)
+	stamp=$(hash_of "$0" "$GUEST_DIR"/*.c "$GUEST_DIR"/*.h)
 	up_to_date "$OUT/bin.stamp" "$stamp" && return
 	mkdir -p "$OUT/bin"
 	for h in $HELPERS; do
+		# shellcheck disable=SC2046
 		gcc -static -O2 -Wall -Wextra -Werror -o "$OUT/bin/$h" \
-			"$GUEST_DIR/$h.c" || die "building $h failed"
+			"$GUEST_DIR/$h.c" $(ls "$GUEST_DIR/${h}"_*.c 2>/dev/null) ||
+			die "building $h failed"
 	done
 	echo "$stamp" >"$OUT/bin.stamp"
 }
@@ -237,6 +243,7 @@ build_l2()
 	install -m 644 "$GUEST_DIR/scenarios-disk.sh" \
 		"$root/e2e/scenarios-disk.sh"
 	install -m 755 "$OUT/bin/outb" "$root/bin/outb"
+	install -m 755 "$OUT/bin/evilblk" "$root/bin/evilblk"
 	make_cpio "$root" "$OUT/l2-initrd.cpio.gz"
 	rm -rf "$root"
 	echo "$stamp" >"$OUT/l2.stamp"
@@ -255,6 +262,8 @@ build_l1()
 	install_modules "$root" kvm.order $KVM_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" virtio.order $VIRTIO_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" nullblk.order $NULLBLK_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run" "$root/$OUT/bin"
 	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"

@@ -76,3 +76,7 @@ endforeach()
 
 # virtio-blk disks: boots from a virtio root disk, multi-queue fio.
 include(${E2E_DIR}/disk.cmake)
+
+# A hostile driver inside the guest: malformed rings, registers, huge
+# aliased requests (see evil-test.sh).
+include(${E2E_DIR}/evil.cmake)

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Scenarios of the L2 test guest, sourced by /init. Parameters come from
 # the kernel command line as microvm.KEY=VALUE (no spaces in values):
-#   microvm.test=boot|demo|shell  which scenario to run
+#   microvm.test=boot|demo|shell|evil  which scenario to run (evil: no
+#                         virtio driver; evilblk drives the disks itself)
+#   microvm.huge=N        evil: aliased huge requests in flight (default 4)
 #   microvm.cpus=N        boot: expect N online CPUs
 #   microvm.mem=MIB       boot: expect MemTotal a little below MIB MiB
 #   microvm.stdin=1       boot: read the console up to an "E2E-IN:TEXT" line
@@ -42,6 +44,8 @@ e2e_param()
 
 e2e_load_modules()
 {
+	# evilblk needs the devices with no driver bound.
+	[ "$(e2e_param test)" != evil ] || return 0
 	for m in $(cat /lib/modules/virtio.order); do
 		insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
 	done
@@ -186,6 +190,26 @@ scenario_demo()
 	e2e_report
 }
 
+# A hostile driver: see guest/evilblk.c. Needs hugepages=N on the
+# command line; its EVIL-CASE lines are the per-case verdicts.
+scenario_evil()
+{
+	grep -q '^HugePages_Total: *[1-9]' /proc/meminfo ||
+		e2e_fail "evil: no huge pages (boot with hugepages=N)"
+	evilblk --huge "$(e2e_param huge || echo 4)"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		e2e_ok "evilblk: every case passed"
+	else
+		e2e_fail "evilblk: exit status $rc"
+	fi
+	e2e_dmesg_reject 'BUG:|Oops|general protection|Call Trace' \
+		"kernel errors"
+	# The L1 wrapper samples microvm's VmHWM twice a second.
+	sleep 1
+	e2e_report
+}
+
 scenario_shell()
 {
 	echo "Guest shell; 'exit' powers the guest off."
@@ -196,7 +220,7 @@ e2e_main()
 {
 	test=$(e2e_param test) || test=boot
 	case "$test" in
-	boot | demo | shell | disk) "scenario_$test" ;;
+	boot | demo | shell | disk | evil) "scenario_$test" ;;
 	*) e2e_fail "unknown scenario '$test'" ;;
 	esac
 	e2e_end "$(e2e_param end || echo poweroff)"

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: Apache-2.0
+# A hostile driver in a real guest (label e2e), included from tests.cmake
+# after its e2e_add(): each e2e.evil.* test is one boot of evil-test.sh,
+# guest/evilblk.c driving a data disk, a read-only disk and a null_blk
+# disk (cache=none) on one transport with no virtio driver bound, one
+# EVIL-CASE verdict per case, and microvm's peak RSS checked. In a build
+# configured with -DMICROVM_SANITIZE=ON the same tests run the ASan+UBSan
+# microvm and fail on any sanitizer report.
+set(E2E_EVIL ${CMAKE_CURRENT_LIST_DIR}/evil-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})
+e2e_add(e2e.evil.pci auto ${E2E_EVIL} --transport pci)
+e2e_add(e2e.evil.mmio auto ${E2E_EVIL} --transport mmio)
+
+# The same boot against an ASan+UBSan microvm, any report failing it:
+# this build's own binary under -DMICROVM_SANITIZE=ON, else the one named
+# by -DMICROVM_E2E_ASAN_MICROVM=PATH (say build-asan/microvm); skipped
+# (exit 77) when there is none.
+set(MICROVM_E2E_ASAN_MICROVM "" CACHE FILEPATH
+	"an ASan+UBSan microvm binary for e2e.evil.asan_*")
+if(MICROVM_SANITIZE)
+	set(E2E_EVIL_ASAN ${E2E_MICROVM})
+else()
+	set(E2E_EVIL_ASAN "${MICROVM_E2E_ASAN_MICROVM}")
+endif()
+e2e_add(e2e.evil.asan_pci auto ${CMAKE_CURRENT_LIST_DIR}/evil-test.sh
+	"--asan=${E2E_EVIL_ASAN}" --artifacts ${E2E_ARTIFACTS}
+	--transport pci)

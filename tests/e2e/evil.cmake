@@ -13,15 +13,23 @@ e2e_add(e2e.evil.mmio auto ${E2E_EVIL} --transport mmio)
 
 # The same boot against an ASan+UBSan microvm, any report failing it:
 # this build's own binary under -DMICROVM_SANITIZE=ON, else the one named
-# by -DMICROVM_E2E_ASAN_MICROVM=PATH (say build-asan/microvm); skipped
-# (exit 77) when there is none.
+# by -DMICROVM_E2E_ASAN_MICROVM=PATH, else the sanitizer tier's
+# (sanitize.asan_microvm builds it first); skipped (exit 77) when there is
+# none.
 set(MICROVM_E2E_ASAN_MICROVM "" CACHE FILEPATH
 	"an ASan+UBSan microvm binary for e2e.evil.asan_*")
 if(MICROVM_SANITIZE)
 	set(E2E_EVIL_ASAN ${E2E_MICROVM})
-else()
+elseif(MICROVM_E2E_ASAN_MICROVM)
 	set(E2E_EVIL_ASAN "${MICROVM_E2E_ASAN_MICROVM}")
+elseif(MICROVM_SANITIZE_TIER)
+	set(E2E_EVIL_ASAN ${MICROVM_ASAN_DIR}/microvm)
 endif()
 e2e_add(e2e.evil.asan_pci auto ${CMAKE_CURRENT_LIST_DIR}/evil-test.sh
 	"--asan=${E2E_EVIL_ASAN}" --artifacts ${E2E_ARTIFACTS}
 	--transport pci)
+if(NOT MICROVM_SANITIZE AND NOT MICROVM_E2E_ASAN_MICROVM AND
+   MICROVM_SANITIZE_TIER)
+	set_tests_properties(e2e.evil.asan_pci PROPERTIES
+		FIXTURES_REQUIRED "e2e;asan_microvm")
+endif()

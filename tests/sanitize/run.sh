@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # One sanitizer build and its tests (see tests.cmake beside this file).
-# Usage: run.sh asan|tsan SOURCE_DIR BUILD_DIR C_COMPILER
+# Usage: run.sh asan|tsan|asan-microvm SOURCE_DIR BUILD_DIR C_COMPILER
+# asan-microvm builds only the ASan+UBSan microvm binary, for real guests.
 set -euo pipefail
 
 [ $# -eq 4 ] || { echo "usage: run.sh asan|tsan SRC BUILD CC" >&2; exit 2; }
 kind=$1 src=$2 build=$3 cc=$4
 
 case $kind in
-asan)
+asan|asan-microvm)
 	flags=(-DMICROVM_SANITIZE=ON)
 	select=(-L unit)
 	# Any report fails its test: UBSan does not recover, ASan halts,
@@ -32,6 +33,9 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DMICROVM_WERROR=ON \
 	cat "$build.configure.log"
 	exit 1
 }
+if [ "$kind" = asan-microvm ]; then
+	exec cmake --build "$build" -j "$(nproc)" --target microvm
+fi
 # Build only what the selected tests run: the unit test executables.
 mapfile -t targets < <(cd "$build" && ctest -N "${select[@]}" |
 	sed -n 's/^ *Test *#[0-9]*: unit\.\(test_[a-z0-9_]*\)$/\1/p')

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "vmm/arch.h"
 #include "vmm/cli.h"
+#include "util/confine.h"
 #include "vmm/console.h"
 #include "vmm/machine.h"
 
@@ -206,6 +207,7 @@ static void *stats_thread(void *arg)
 	int sig;
 
 	pthread_setname_np(pthread_self(), "stats");
+	confine_thread(CONFINE_MAIN);
 	for (;;) {
 		if (sigwait(set, &sig) || sig != SIGUSR1)
 			continue;
@@ -263,6 +265,12 @@ int main(int argc, char **argv)
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
 	machine.cfg = &cfg;
+	/* Before any thread: every thread installs its filter itself. */
+	if (confine_prepare(cfg.seccomp, err, sizeof(err))) {
+		fprintf(stderr, "microvm: %s\n", err);
+		cli_free(&cfg);
+		return VM_EXIT_STARTUP;
+	}
 	for (done = 0; done < NR_STEPS; done++) {
 		if (init_steps[done].init(&machine, err, sizeof(err))) {
 			fprintf(stderr, "microvm: %s\n", err);
@@ -278,6 +286,8 @@ int main(int argc, char **argv)
 		status = VM_EXIT_INTERNAL;
 		vm_request_exit(&machine.vm, status, "startup");
 	}
+	/* Last: the threads above are not under it; it releases the vCPUs. */
+	confine_thread(CONFINE_MAIN);
 	status = vm_wait(&machine.vm, cfg.timeout);
 	if (vm_stop_vcpus(&machine.vm)) {
 		/*

@@ -24,6 +24,7 @@
 
 #include "util/log.h"
 #include "vmm/arch.h"
+#include "util/confine.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR2
 
@@ -245,6 +246,7 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
+	confine_thread(CONFINE_VCPU); /* returns once main is confined too */
 	vcpu_self_run = run;
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);

@@ -371,13 +371,16 @@ int confine_prepare(enum confine_mode mode, char *err, size_t errlen)
 	return 0;
 }
 
-/* MICROVM_SECCOMP_SELFTEST: the first thread of the class breaks a rule. */
-static void confine_selftest(enum confine_class cls)
+/*
+ * MICROVM_SECCOMP_SELFTEST: the first thread of the class breaks a rule
+ * (for "main", the main thread itself rather than the stats thread).
+ */
+static void confine_selftest(enum confine_class cls, bool main)
 {
 	bool mine;
 	int fd;
 
-	if (confine.selftest != (int)cls)
+	if (confine.selftest != (int)cls || (cls == CONFINE_MAIN && !main))
 		return;
 	pthread_mutex_lock(&confine.lock);
 	mine = !confine.selftest_done;
@@ -415,7 +418,7 @@ void confine_thread(enum confine_class cls)
 			strerror(errno));
 		_exit(125);
 	}
-	confine_selftest(cls);
+	confine_selftest(cls, main);
 	pthread_mutex_lock(&confine.lock);
 	if (main && cls == CONFINE_MAIN && !confine.main_confined) {
 		confine.main_confined = true;

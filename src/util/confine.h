@@ -49,8 +49,8 @@ const char *confine_mode_name(enum confine_mode mode);
  * confine_prepare() - build every class's filter, set no_new_privs and
  * install the SIGSYS handler that reports forbidden calls. Reads
  * MICROVM_SECCOMP_SELFTEST=main|vcpu|io|console once: the first thread of
- * that class then makes one forbidden call (socket()) right after
- * installing its filter, for tests.
+ * that class (for main: the main thread) then makes one forbidden call
+ * (socket()) right after installing its filter, for tests.
  * @mode: from --seccomp.
  * @err/@errlen: message naming the bad value on failure.
  * Return: 0 or -errno.  Context: main thread, before any other thread.

@@ -76,3 +76,5 @@ endforeach()
 
 # virtio-blk disks: boots from a virtio root disk, multi-queue fio.
 include(${E2E_DIR}/disk.cmake)
+# seccomp: every thread confined, forbidden calls end microvm.
+include(${E2E_DIR}/seccomp.cmake)

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs PROGRAM (microvm) and, while it runs, samples the seccomp state of
+# each of its threads from /proc/PID/task/*/status every 0.2 s; when it
+# ends, prints one line per thread seen on stderr and exits with its
+# status. POSIX sh: runs on the host (direct) and in nested mode's L1
+# (busybox), wrapped around microvm by disk-test.sh --seccomp-probe.
+#   seccomp-probe: thread TID NAME seccomp MODE filters N
+#   seccomp-probe: SAMPLES samples
+# A thread seen with two different states gets a line for each.
+# Usage: seccomp-probe.sh PROGRAM [ARGS...]
+[ $# -ge 1 ] || { echo "usage: seccomp-probe.sh PROGRAM [ARGS...]" >&2; exit 1; }
+seen=${TMPDIR:-/tmp}/seccomp-probe.$$
+: >"$seen" || exit 1
+# An asynchronous command's stdin would be /dev/null: hand ours over.
+exec 3<&0
+"$@" <&3 3<&- &
+pid=$!
+exec 3<&-
+samples=0
+while kill -0 "$pid" 2>/dev/null; do
+	state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' \
+		"/proc/$pid/status" 2>/dev/null)
+	[ "$state" = Z ] && break
+	for t in /proc/"$pid"/task/*; do
+		mode=$(sed -n 's/^Seccomp:[[:space:]]*//p' "$t/status" 2>/dev/null)
+		filters=$(sed -n 's/^Seccomp_filters:[[:space:]]*//p' \
+			"$t/status" 2>/dev/null)
+		name=$(cat "$t/comm" 2>/dev/null)
+		[ -n "$mode" ] && [ -n "$name" ] &&
+			echo "${t##*/} $name $mode ${filters:-?}" >>"$seen"
+	done
+	samples=$((samples + 1))
+	sleep 0.2 2>/dev/null || sleep 1
+done
+wait "$pid"
+rc=$?
+sort -u "$seen" | while read -r tid name mode filters; do
+	echo "seccomp-probe: thread $tid $name seccomp $mode filters $filters" >&2
+done
+echo "seccomp-probe: $samples samples" >&2
+rm -f "$seen"
+exit $rc

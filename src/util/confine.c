@@ -34,6 +34,7 @@
  */
 #include "util/confine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -48,6 +49,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -77,6 +79,7 @@ static struct {
 	enum confine_mode mode;
 	struct sock_fprog prog[CONFINE_NR_CLASSES];
 	int selftest;                      /* class, or -1 */
+	uint32_t arch;                     /* the names below are for it */
 	char *syscall_name[CONFINE_NAMED_SYSCALLS];
 	pthread_mutex_t lock;
 	pthread_cond_t main_done;
@@ -88,6 +91,35 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.main_done = PTHREAD_COND_INITIALIZER,
 };
+
+long confine_limit_fds(unsigned int later)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	struct rlimit rl;
+	long top = -1, want;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		long fd = strtol(de->d_name, NULL, 10);
+
+		if (de->d_name[0] != '.' && fd > top)
+			top = fd;
+	}
+	closedir(dir);
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	want = top + 1 + (long)later + CONFINE_FDS_SLACK;
+	if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want >= rl.rlim_cur)
+		return (long)rl.rlim_cur;
+	rl.rlim_cur = (rlim_t)want;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur)
+		rl.rlim_max = rl.rlim_cur;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	return want;
+}
 
 /* For the SIGSYS handler: who this thread is. */
 static __thread const char *thread_class = "unconfined";
@@ -151,8 +183,8 @@ static void confine_sigsys(int sig, siginfo_t *si, void *uc)
 	n = put_str(line, n, cap, thread_class);
 	n = put_str(line, n, cap, " class) made forbidden system call ");
 	n = put_uint(line, n, cap, (unsigned long)nr);
-	if (nr >= 0 && nr < CONFINE_NAMED_SYSCALLS &&
-	    confine.syscall_name[nr]) {
+	if (si->si_arch == confine.arch && nr >= 0 &&
+	    nr < CONFINE_NAMED_SYSCALLS && confine.syscall_name[nr]) {
 		n = put_str(line, n, cap, " (");
 		n = put_str(line, n, cap, confine.syscall_name[nr]);
 		n = put_str(line, n, cap, ")");
@@ -322,6 +354,7 @@ static void name_syscalls(void)
 {
 	int nr;
 
+	confine.arch = seccomp_arch_native();
 	for (nr = 0; nr < CONFINE_NAMED_SYSCALLS; nr++)
 		confine.syscall_name[nr] =
 			seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);

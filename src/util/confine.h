@@ -57,6 +57,22 @@ const char *confine_mode_name(enum confine_mode mode);
  */
 int confine_prepare(enum confine_mode mode, char *err, size_t errlen);
 
+/* Descriptors a queue opens when it starts (blk_queue_start: completion
+ * and stop eventfds, epoll set, io_uring). */
+#define CONFINE_FDS_PER_QUEUE 4
+/* Room left for everything else opened after setup (sanitizer reports). */
+#define CONFINE_FDS_SLACK 64
+
+/**
+ * confine_limit_fds() - lower RLIMIT_NOFILE (soft and hard) to the
+ * descriptors open now plus @later plus CONFINE_FDS_SLACK: whatever a
+ * guest makes microvm do, its descriptor table stays that small. Never
+ * raises the limit.
+ * Return: the new soft limit, or -errno.  Context: main thread, after
+ * setup, before confine_thread(CONFINE_MAIN).
+ */
+long confine_limit_fds(unsigned int later);
+
 /**
  * confine_thread() - install @cls's filter on the calling thread. With
  * CONFINE_MAIN from the main thread it also lets the vCPU threads go on:

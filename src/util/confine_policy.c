@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -84,18 +85,22 @@ static const struct confine_rule base_rules[] = {
 
 /*
  * Main thread after startup, and the stats thread: waits for the exit
- * eventfd (poll) with --timeout; SIGUSR1 (rt_sigtimedwait); kicks and
+ * eventfd (poll) with --timeout; SIGUSR1 (rt_sigtimedwait); --stats
+ * (dprintf asks the fd for its offset: lseek); kicks and
  * joins the vCPUs; the terminal back to how it was (termios ioctls);
  * vCPU registers with --verbose; teardown: each device reset stops its
- * queue threads (join, io_uring_enter to wait out the ring), ioeventfds
- * and irqfds are taken down, rings unmapped, fds closed.
+ * queue threads (join, io_uring_enter to wait out the ring, and
+ * IORING_UNREGISTER_FILES, the one register call a ring still allows),
+ * ioeventfds and irqfds are taken down, rings unmapped, fds closed.
  */
 static const struct confine_rule control_rules[] = {
 	ALLOW(poll),
 	ALLOW(ppoll),
 	ALLOW(rt_sigtimedwait),
+	ALLOW(lseek),
 	ALLOW(close),
 	ALLOW(io_uring_enter),
+	ALLOW_EQ(io_uring_register, 1, IORING_UNREGISTER_FILES),
 };
 
 static const unsigned long control_ioctls[] = {
@@ -180,35 +185,34 @@ static const struct confine_part part_console = PART("console",
 						     console_rules,
 						     console_ioctls);
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CONFINE_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CONFINE_SANITIZER 1
-#endif
-#endif
+#if CONFINE_SANITIZER
+/* How LeakSanitizer clones the tracer that stops the world at exit. */
+#define CONFINE_LSAN_CLONE_FLAGS                                         \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED)
+#define CONFINE_READ_ONLY_OPEN (O_ACCMODE | O_CREAT | O_TRUNC)
 
-#ifdef CONFINE_SANITIZER
 /*
  * Sanitizer builds only (-DMICROVM_SANITIZE/-DMICROVM_TSAN): a report
- * reads /proc/self/maps and the binary to symbolize, LeakSanitizer at
- * exit stops the world from a clone()d tracer with ptrace, and every
- * thread gets an alternate signal stack. These builds are for testing;
- * a release build has none of this.
+ * reads /proc/self/maps and the binary to symbolize (read-only opens),
+ * LeakSanitizer at exit stops the world from a clone()d tracer with
+ * ptrace and reads /proc/self/task, and every thread gets an alternate
+ * signal stack. These builds are for testing; a release build has none
+ * of this.
  */
 static const struct confine_rule sanitizer_rules[] = {
-	ALLOW(open),
-	ALLOW(openat),
+	ALLOW_MASKED(open, 1, CONFINE_READ_ONLY_OPEN, O_RDONLY),
+	ALLOW_MASKED(openat, 2, CONFINE_READ_ONLY_OPEN, O_RDONLY),
 	ALLOW(close),
 	ALLOW(readlink),
 	ALLOW(readlinkat),
+	ALLOW(getdents),
 	ALLOW(getdents64),
 	ALLOW(lseek),
 	ALLOW(pread64),
 	ALLOW(sigaltstack),
 	ALLOW(prctl),
 	ALLOW(sched_getaffinity),
-	ALLOW(clone),
+	ALLOW_EQ(clone, 0, CONFINE_LSAN_CLONE_FLAGS),
 	ALLOW(ptrace),
 	ALLOW(wait4),
 	ALLOW(getppid),
@@ -250,7 +254,7 @@ size_t confine_policy_parts(enum confine_class cls,
 	default:
 		break;
 	}
-#ifdef CONFINE_SANITIZER
+#if CONFINE_SANITIZER
 	parts[n++] = &part_sanitizer;
 #endif
 	return n;

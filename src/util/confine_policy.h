@@ -14,6 +14,18 @@
 
 #include "util/confine.h"
 
+/* Whether this is a sanitizer build, whose filters admit its runtime. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CONFINE_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CONFINE_SANITIZER 1
+#endif
+#endif
+#ifndef CONFINE_SANITIZER
+#define CONFINE_SANITIZER 0
+#endif
+
 #define CONFINE_RULE_MAX_ARGS 2
 #define CONFINE_MAX_PARTS 6
 

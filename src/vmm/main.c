@@ -15,10 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/confine.h"
 #include "util/log.h"
+#include "virtio/virtio.h"
 #include "vmm/arch.h"
 #include "vmm/cli.h"
-#include "util/confine.h"
 #include "vmm/console.h"
 #include "vmm/machine.h"
 
@@ -252,6 +253,7 @@ int main(int argc, char **argv)
 	char err[ERR_LEN] = "";
 	size_t done;
 	int status;
+	long fds;
 
 	switch (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
 	case CLI_EXIT:
@@ -286,6 +288,11 @@ int main(int argc, char **argv)
 		status = VM_EXIT_INTERNAL;
 		vm_request_exit(&machine.vm, status, "startup");
 	}
+	/* Every queue of every disk may start; nothing else opens files. */
+	fds = confine_limit_fds(cfg.nr_disks * VIRTIO_MAX_QUEUES *
+				CONFINE_FDS_PER_QUEUE);
+	if (fds < 0)
+		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
 	/* Last: the threads above are not under it; it releases the vCPUs. */
 	confine_thread(CONFINE_MAIN);
 	status = vm_wait(&machine.vm, cfg.timeout);

@@ -5,6 +5,9 @@
 # ends, prints one line per thread seen on stderr and exits with its
 # status. POSIX sh: runs on the host (direct) and in nested mode's L1
 # (busybox), wrapped around microvm by disk-test.sh --seccomp-probe.
+# Sampling starts 1 s after the first vCPU thread appears: before that
+# the main thread is still setting up, unconfined (the guest cannot run
+# until it is confined: vCPU threads wait for it, util/confine.c).
 #   seccomp-probe: thread TID NAME seccomp MODE filters N
 #   seccomp-probe: SAMPLES samples
 # A thread seen with two different states gets a line for each.
@@ -18,10 +21,22 @@ exec 3<&0
 pid=$!
 exec 3<&-
 samples=0
+since=
 while kill -0 "$pid" 2>/dev/null; do
 	state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' \
 		"/proc/$pid/status" 2>/dev/null)
 	[ "$state" = Z ] && break
+	if [ -z "$since" ]; then
+		grep -qx 'vcpu[0-9]*' /proc/"$pid"/task/*/comm 2>/dev/null &&
+			since=$(cut -d' ' -f1 /proc/uptime)
+		sleep 0.1 2>/dev/null || sleep 1
+		continue
+	fi
+	if awk -v a="$since" -v b="$(cut -d' ' -f1 /proc/uptime)" \
+		'BEGIN { exit !(b - a < 1) }'; then
+		sleep 0.2 2>/dev/null || sleep 1
+		continue
+	fi
 	for t in /proc/"$pid"/task/*; do
 		mode=$(sed -n 's/^Seccomp:[[:space:]]*//p' "$t/status" 2>/dev/null)
 		filters=$(sed -n 's/^Seccomp_filters:[[:space:]]*//p' \

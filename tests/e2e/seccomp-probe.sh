@@ -12,7 +12,10 @@
 #   seccomp-probe: SAMPLES samples
 # A thread seen with two different states gets a line for each.
 # Usage: seccomp-probe.sh PROGRAM [ARGS...]
-[ $# -ge 1 ] || { echo "usage: seccomp-probe.sh PROGRAM [ARGS...]" >&2; exit 1; }
+if [ $# -lt 1 ]; then
+	echo "usage: seccomp-probe.sh PROGRAM [ARGS...]" >&2
+	exit 1
+fi
 seen=${TMPDIR:-/tmp}/seccomp-probe.$$
 : >"$seen" || exit 1
 # An asynchronous command's stdin would be /dev/null: hand ours over.

@@ -148,6 +148,23 @@ static int call_fcntl_dupfd(void)
 	return fcntl(spare_fd, F_DUPFD, 100) < 0 ? -1 : 0;
 }
 
+/* --stats: dprintf() asks the fd for its offset first. */
+static int call_dprintf(void)
+{
+	return dprintf(spare_fd, "stats %d\n", 1) > 0 ? 0 : -1;
+}
+
+/* The stats thread's sigwait(), with nothing pending. */
+static int call_sigtimedwait(void)
+{
+	struct timespec ts = { 0, 0 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	return sigtimedwait(&set, NULL, &ts) < 0 && errno == EAGAIN ? 0 : -1;
+}
+
 static int call_sigaction_sigsys(void)
 {
 	struct sigaction sa = { .sa_handler = SIG_IGN };
@@ -240,6 +257,10 @@ static const struct row rows[] = {
 	ALLOWED("malloc", CONFINE_IO, call_malloc),
 	ALLOWED("malloc", CONFINE_CONSOLE, call_malloc),
 	ALLOWED("write", CONFINE_MAIN, call_write),
+	ALLOWED("dprintf", CONFINE_MAIN, call_dprintf),
+	ALLOWED("sigtimedwait", CONFINE_MAIN, call_sigtimedwait),
+	FORBIDDEN("sigtimedwait", CONFINE_VCPU, call_sigtimedwait,
+		  "rt_sigtimedwait"),
 	ALLOWED("write", CONFINE_CONSOLE, call_write),
 	ALLOWED("nanosleep", CONFINE_IO, call_nanosleep),
 };

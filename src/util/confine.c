@@ -408,12 +408,12 @@ int confine_prepare(enum confine_mode mode, char *err, size_t errlen)
  * MICROVM_SECCOMP_SELFTEST: the first thread of the class breaks a rule
  * (for "main", the main thread itself rather than the stats thread).
  */
-static void confine_selftest(enum confine_class cls, bool main)
+static void confine_selftest(enum confine_class cls, bool is_main)
 {
 	bool mine;
 	int fd;
 
-	if (confine.selftest != (int)cls || (cls == CONFINE_MAIN && !main))
+	if (confine.selftest != (int)cls || (cls == CONFINE_MAIN && !is_main))
 		return;
 	pthread_mutex_lock(&confine.lock);
 	mine = !confine.selftest_done;
@@ -431,7 +431,7 @@ static void confine_selftest(enum confine_class cls, bool main)
 
 void confine_thread(enum confine_class cls)
 {
-	bool main = pthread_equal(pthread_self(), confine.main_thread);
+	bool is_main = pthread_equal(pthread_self(), confine.main_thread);
 	sigset_t sys;
 
 	if (!confine.prepared || (unsigned int)cls >= CONFINE_NR_CLASSES)
@@ -451,13 +451,13 @@ void confine_thread(enum confine_class cls)
 			strerror(errno));
 		_exit(125);
 	}
-	confine_selftest(cls, main);
+	confine_selftest(cls, is_main);
 	pthread_mutex_lock(&confine.lock);
-	if (main && cls == CONFINE_MAIN && !confine.main_confined) {
+	if (is_main && cls == CONFINE_MAIN && !confine.main_confined) {
 		confine.main_confined = true;
 		pthread_cond_broadcast(&confine.main_done);
 	}
-	while (!main && cls == CONFINE_VCPU && !confine.main_confined)
+	while (!is_main && cls == CONFINE_VCPU && !confine.main_confined)
 		pthread_cond_wait(&confine.main_done, &confine.lock);
 	pthread_mutex_unlock(&confine.lock);
 }

@@ -5,7 +5,7 @@
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config liburing-dev libfdt-dev
+packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
 	qemu-system-x86 busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4)
 

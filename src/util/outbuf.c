@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/confine.h"
 #include "util/log.h"
 
 /* One write() at most this much: a pipe takes it whole when not full. */
@@ -90,6 +91,8 @@ static void *outbuf_thread(void *arg)
 	size_t n;
 
 	pthread_setname_np(pthread_self(), ob->name);
+	/* The console's output thread (a no-op unless microvm confines). */
+	confine_thread(CONFINE_CONSOLE);
 	pthread_mutex_lock(&ob->lock);
 	for (;;) {
 		while (!ob->count && !ob->closing)

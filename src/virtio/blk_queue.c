@@ -20,6 +20,7 @@
 #include "util/defer_call.h"
 #include "util/evloop.h"
 #include "virtio/blk_priv.h"
+#include "util/confine.h"
 
 /* epoll tags of a queue thread. */
 enum { BQ_TAG_KICK, BQ_TAG_DISK, BQ_TAG_STOP, BQ_TAG_COUNT };
@@ -287,8 +288,15 @@ static void *bq_thread(void *arg)
 	uint64_t tags[BQ_TAG_COUNT];
 	bool kicked, disk_ready;
 	uint64_t kicks;
+	char name[16];
 	int i, n;
 
+	/* Named here: naming another thread opens /proc/self/task/N/comm,
+	 * which the vCPU thread that starts us may not (util/confine.c). */
+	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
+		 bq->q->index);
+	pthread_setname_np(pthread_self(), name);
+	confine_thread(CONFINE_IO);
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);
 	while (!bq->stopping || bq->nr_free < bq->size) {
@@ -399,7 +407,6 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)
 {
 	sigset_t all, old;
-	char name[16];
 	int ret;
 
 	ret = bq_setup(bq, q);
@@ -412,9 +419,6 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		goto err_free;
-	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
-		 q->index);
-	pthread_setname_np(bq->thread, name);
 	bq->running = true;
 	return 0;
 

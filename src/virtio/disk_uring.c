@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * io_uring disk engine: one ring per queue, created disabled, restricted to
- * the four opcodes the backend issues (READV, WRITEV, FSYNC, FALLOCATE), then
+ * the four opcodes the backend issues (READV, WRITEV, FSYNC, FALLOCATE) on
+ * its one registered file, the disk image (every SQE must carry
+ * IOSQE_FIXED_FILE; no register call is allowed once enabled), then
  * enabled. Completions signal the queue's eventfd; disk_queue_reap() turns
  * CQEs into finished requests and resubmits continuations of short
  * transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
@@ -39,7 +41,7 @@ static const uint8_t uring_ops_used[] = {
  */
 static int uring_restrict(struct io_uring *ring)
 {
-	struct io_uring_restriction res[sizeof(uring_ops_used)] = { 0 };
+	struct io_uring_restriction res[sizeof(uring_ops_used) + 2] = { 0 };
 	unsigned int i;
 	int ret;
 
@@ -47,8 +49,18 @@ static int uring_restrict(struct io_uring *ring)
 		res[i].opcode = IORING_RESTRICTION_SQE_OP;
 		res[i].sqe_op = uring_ops_used[i];
 	}
+	/* Only the registered disk file; no other SQE flag. */
+	res[i].opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED;
+	res[i++].sqe_flags = IOSQE_FIXED_FILE;
+	/*
+	 * The one register call left: dropping the file at close, so that
+	 * the image's OFD lock goes with the last close() and not later,
+	 * when the kernel gets round to freeing the ring.
+	 */
+	res[i].opcode = IORING_RESTRICTION_REGISTER_OP;
+	res[i++].register_op = IORING_UNREGISTER_FILES;
 	ret = io_uring_register(ring->ring_fd, IORING_REGISTER_RESTRICTIONS,
-				res, sizeof(uring_ops_used));
+				res, i);
 	return ret < 0 ? ret : 0;
 }
 
@@ -69,8 +81,12 @@ static void uring_warn_unrestricted(int ret)
 			 ret);
 }
 
-/* Ring set up disabled, restricted, eventfd attached, then enabled. */
-static int uring_setup(struct io_uring *ring, unsigned int depth, int efd)
+/*
+ * Ring set up disabled, restricted, eventfd and the disk file (index 0)
+ * registered, then enabled.
+ */
+static int uring_setup(struct io_uring *ring, unsigned int depth, int efd,
+		       int disk_fd)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
 	bool disabled = true;
@@ -93,6 +109,8 @@ static int uring_setup(struct io_uring *ring, unsigned int depth, int efd)
 	}
 	/* Registered before enabling: a restricted ring refuses it after. */
 	ret = io_uring_register_eventfd(ring, efd);
+	if (!ret)
+		ret = io_uring_register_files(ring, &disk_fd, 1);
 	if (!ret && disabled)
 		ret = uring_enable(ring);
 	if (ret)
@@ -106,11 +124,10 @@ static int uring_queue_open(struct disk *d, unsigned int depth, int efd,
 	struct uring_queue *uq;
 	int ret;
 
-	(void)d;
 	uq = calloc(1, sizeof(*uq));
 	if (!uq)
 		return -ENOMEM;
-	ret = uring_setup(&uq->ring, depth, efd);
+	ret = uring_setup(&uq->ring, depth, efd, d->fd);
 	if (ret) {
 		free(uq);
 		return ret;
@@ -123,7 +140,7 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 		       const struct disk_kcall *kc)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&uq->ring);
-	int fd = uq->q.disk->fd;
+	int fd = 0; /* the disk: registered file 0 */
 
 	if (!sqe) {
 		/* Only reachable if the core let more than depth in. */
@@ -147,6 +164,7 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 					(off_t)kc->len);
 		break;
 	}
+	io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
 	io_uring_sqe_set_data(sqe, r);
 	uq->queued++;
 }
@@ -227,6 +245,7 @@ static void uring_queue_close(struct disk_queue *q)
 		io_uring_cqe_seen(&uq->ring, cqe);
 		uq->in_kernel--;
 	}
+	io_uring_unregister_files(&uq->ring);
 	io_uring_queue_exit(&uq->ring);
 	free(uq);
 }

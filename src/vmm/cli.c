@@ -42,12 +42,18 @@ static const char usage_text[] =
 "                      flushed can be lost if the host crashes.\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print per-queue I/O counters at exit\n"
+"  --seccomp MODE      confine microvm's threads with seccomp filters:\n"
+"                      on (default: a forbidden call logs one line and\n"
+"                      ends microvm by SIGSYS), kill (the kernel kills\n"
+"                      it, no line), log (allowed, the kernel logs it),\n"
+"                      off\n"
 "  --verbose           log more (repeat for debug)\n"
 "  --help              this text\n"
 "\n"
 "Exit status: 0 guest powered off or rebooted; N the guest wrote N to\n"
 "port 0xf4 or to MMIO 0xf0100000; 1 bad input or setup failure;\n"
-"123 guest triple fault; 124 --timeout; 125 internal error.\n"
+"123 guest triple fault; 124 --timeout; 125 internal error;\n"
+"159 a forbidden system call (seccomp).\n"
 "Environment: MICROVM_KVM_DEVICE overrides /dev/kvm.\n";
 
 const char *cli_usage(void)
@@ -290,7 +296,7 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 }
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
-       OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_VERBOSE, OPT_HELP };
+       OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -301,6 +307,7 @@ static const struct option options[] = {
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -355,6 +362,14 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		return 0;
 	case OPT_STATS:
 		cfg->stats = true;
+		return 0;
+	case OPT_SECCOMP:
+		if (confine_parse_mode(arg, &cfg->seccomp)) {
+			snprintf(err, errlen,
+				 "--seccomp %s: must be on, kill, log or off",
+				 arg);
+			return -EINVAL;
+		}
 		return 0;
 	case OPT_VERBOSE:
 		cfg->verbose++;

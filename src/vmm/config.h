@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/confine.h"
+
 #define CONFIG_MAX_CPUS 254
 #define CONFIG_MAX_DISKS 16
 #define CONFIG_DEFAULT_MEMORY (512ULL << 20)
@@ -41,6 +43,7 @@ struct vm_config {
 	unsigned int timeout; /* seconds, 0: none */
 	bool stats;
 	int verbose;
+	enum confine_mode seccomp; /* zero: on */
 	struct disk_config disks[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 };

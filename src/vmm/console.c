@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/confine.h"
+
 static struct termios saved_tio;
 static volatile int tio_saved;
 static console_input_fn input_fn;
@@ -33,6 +35,7 @@ static void *console_pump(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "console");
+	confine_thread(CONFINE_CONSOLE);
 	for (;;) {
 		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
 		size_t done = 0;

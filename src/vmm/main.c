@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/confine.h"
 #include "util/log.h"
+#include "virtio/virtio.h"
 #include "vmm/arch.h"
 #include "vmm/cli.h"
 #include "vmm/console.h"
@@ -207,6 +209,7 @@ static void *stats_thread(void *arg)
 	int sig;
 
 	pthread_setname_np(pthread_self(), "stats");
+	confine_thread(CONFINE_MAIN);
 	for (;;) {
 		if (sigwait(set, &sig) || sig != SIGUSR1)
 			continue;
@@ -251,6 +254,7 @@ int main(int argc, char **argv)
 	char err[ERR_LEN] = "";
 	size_t done;
 	int status;
+	long fds;
 
 	switch (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
 	case CLI_EXIT:
@@ -264,6 +268,12 @@ int main(int argc, char **argv)
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
 	machine.cfg = &cfg;
+	/* Before any thread: every thread installs its filter itself. */
+	if (confine_prepare(cfg.seccomp, err, sizeof(err))) {
+		fprintf(stderr, "microvm: %s\n", err);
+		cli_free(&cfg);
+		return VM_EXIT_STARTUP;
+	}
 	for (done = 0; done < NR_STEPS; done++) {
 		if (init_steps[done].init(&machine, err, sizeof(err))) {
 			fprintf(stderr, "microvm: %s\n", err);
@@ -279,6 +289,13 @@ int main(int argc, char **argv)
 		status = VM_EXIT_INTERNAL;
 		vm_request_exit(&machine.vm, status, "startup");
 	}
+	/* Every queue of every disk may start; nothing else opens files. */
+	fds = confine_limit_fds(cfg.nr_disks * VIRTIO_MAX_QUEUES *
+				CONFINE_FDS_PER_QUEUE);
+	if (fds < 0)
+		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
+	/* Last: the threads above are not under it; it releases the vCPUs. */
+	confine_thread(CONFINE_MAIN);
 	status = vm_wait(&machine.vm, cfg.timeout);
 	if (vm_stop_vcpus(&machine.vm)) {
 		/*

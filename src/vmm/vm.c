@@ -24,6 +24,7 @@
 
 #include "util/log.h"
 #include "vmm/arch.h"
+#include "util/confine.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR2
 
@@ -114,6 +115,8 @@ void *vm_ram_map(uint64_t size, bool merge)
 	if (total - head > size)
 		munmap(aligned + size, total - head - size);
 	madvise(aligned, size, MADV_HUGEPAGE);
+	/* A core dump (a seccomp kill, a crash) must not carry guest RAM. */
+	madvise(aligned, size, MADV_DONTDUMP);
 	/* KSM only on request: merged pages leak across guests. */
 	if (merge && madvise(aligned, size, MADV_MERGEABLE)) {
 		int e = errno;
@@ -256,6 +259,7 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
+	confine_thread(CONFINE_VCPU); /* returns once main is confined too */
 	vcpu_self_run = run;
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);

@@ -14,7 +14,7 @@ arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
 unknown_option initrd_too_big no_kvm_device
 disk_missing disk_directory disk_locked disk_locked_readonly disk_unknown_key
 disk_readonly_maybe disk_queue_size_100 disk_queues_0 disk_serial_21
-disk_transport_usb"
+disk_transport_usb seccomp_maybe seccomp_selftest_bogus"
 
 microvm=
 art=
@@ -85,6 +85,16 @@ memory_*)
 	v=${case#memory_}
 	args=(--kernel "$kernel" --memory "$v")
 	patterns=("memory" "(^|[^0-9A-Za-z])$v([^0-9A-Za-z]|$)")
+	;;
+seccomp_maybe)
+	args=(--kernel "$kernel" --seccomp maybe)
+	patterns=("--seccomp" "maybe")
+	;;
+seccomp_selftest_bogus)
+	# Refused before the VM exists: no KVM needed.
+	env_args=(MICROVM_SECCOMP_SELFTEST=bogus)
+	args=(--kernel "$kernel" --timeout 10)
+	patterns=("MICROVM_SECCOMP_SELFTEST" "bogus")
 	;;
 unknown_option)
 	args=(--kernel "$kernel" --frobnicate)

@@ -10,13 +10,18 @@
 #
 # Usage: disk-test.sh --microvm BIN --artifacts DIR [--transport pci|mmio]
 #        [--cpus N] [--queues N] [--jobs N] [--memory MIB] [--mode MODE]
-#        [--vm-timeout S] [--vm-arg ARG]
+#        [--vm-timeout S] [--vm-arg ARG] [--end poweroff|reboot]
+#        [--seccomp-probe]
 #   --queues N   request queues of the data disk (default: microvm's, one
 #                per vCPU on pci, 1 on mmio)
 #   --jobs N     fio jobs on the data disk, job K pinned to CPU K (0: none)
 #   --vm-arg ARG one more microvm argument (repeatable)
 #   --vm-timeout S  microvm --timeout (default 240: a hung guest still ends
 #                with its --stats counters, before the harness gives up)
+#   --end ACTION how the guest ends (default poweroff; both exit 0)
+#   --seccomp-probe  run microvm under seccomp-probe.sh and check that
+#                every thread it saw was confined (Seccomp: 2), the I/O
+#                threads under two filters (vCPU's and their own)
 # microvm runs with --verbose: after a crash or the timeout its stderr has
 # the vCPU registers.
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
@@ -54,6 +59,8 @@ mib=512
 vm_timeout=240
 mode_args=()
 extra_args=()
+end=poweroff
+probe=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -66,6 +73,8 @@ while [ $# -gt 0 ]; do
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
 	--vm-arg) extra_args+=("$2"); shift 2 ;;
 	--vm-timeout) vm_timeout=$2; shift 2 ;;
+	--end) end=$2; shift 2 ;;
+	--seccomp-probe) probe=(/bin/sh "$E2E_DIR/seccomp-probe.sh"); shift ;;
 	*) echo "disk-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -162,7 +171,7 @@ cmdline+=" microvm.cpus=$cpus microvm.token=$token microvm.transport=$transport"
 cmdline+=" microvm.disks=$disks microvm.pattern=vdb:$PAT_A_OFF:$PAT_B_OFF"
 [ "$jobs" -gt 0 ] && cmdline+=" microvm.fio=vdb:$jobs:$FIO_OFF:$FIO_SIZE"
 [ "$transport" = pci ] && [ "$jobs" -gt 0 ] && cmdline+=" microvm.irq=vdb"
-cmdline+=" microvm.end=poweroff microvm.marker=$marker"
+cmdline+=" microvm.end=$end microvm.marker=$marker"
 vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M" --stats
 	 --timeout "$vm_timeout" --verbose
@@ -181,7 +190,7 @@ run_guest()
 	# ro.raw comes back from nested mode too, so the host sees any change.
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --disk-file "$work/ro.raw" -- \
-		"$microvm" "${vm_args[@]}" 2>stderr | tee console
+		"${probe[@]}" "$microvm" "${vm_args[@]}" 2>stderr | tee console
 	status=${PIPESTATUS[0]}
 	echo "disk-test: exit status $status after $((SECONDS - start)) s; stderr:"
 	cat stderr
@@ -192,7 +201,7 @@ e2e_boot disk-test stderr guest-faults
 
 # The guest's verdict.
 tr -d '\r' <console >console.txt
-[ "$status" -eq 0 ] || fail "exit status $status, expected 0 (poweroff)"
+[ "$status" -eq 0 ] || fail "exit status $status, expected 0 ($end)"
 grep -q '^E2E-RESULT: PASS$' console.txt ||
 	fail "the guest did not report E2E-RESULT: PASS"
 grep -q '^E2E-RESULT: FAIL' console.txt &&
@@ -243,6 +252,36 @@ check_stats()
 		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
 }
 check_stats
+
+# seccomp-probe.sh's view: every thread confined, each class present.
+check_seccomp()
+{
+	local threads bad io
+	threads=$(sed -n 's/^seccomp-probe: thread //p' stderr)
+	echo "$threads" | sed 's/^/disk-test: seccomp: /'
+	bad=$(echo "$threads" | awk '$3 != "seccomp" || $4 != 2' | tr '\n' ';')
+	[ -z "$bad" ] && [ -n "$threads" ] &&
+		pass "seccomp: every thread sampled shows Seccomp: 2" ||
+		fail "seccomp: threads not in mode 2: ${bad:-no thread sampled}"
+	local want name filters i=0
+	want="microvm:1 stats:1"
+	while [ $i -lt "$cpus" ]; do
+		want+=" vcpu$i:1"
+		i=$((i + 1))
+	done
+	for w in $want; do
+		name=${w%:*} filters=${w#*:}
+		echo "$threads" | awk -v n="$name" -v f="$filters" \
+			'$2 == n && $6 == f { ok = 1 } END { exit !ok }' &&
+			continue
+		fail "seccomp: no thread $name with $filters filter(s) seen"
+	done
+	io=$(echo "$threads" | awk '$2 ~ /-q[0-9]+$/ && $6 == 2' | wc -l)
+	[ "$io" -gt 0 ] &&
+		pass "seccomp: $io I/O thread(s) seen, each under 2 filters" ||
+		fail "seccomp: no I/O thread under 2 filters (vCPU's and its own) seen"
+}
+[ ${#probe[@]} -eq 0 ] || check_seccomp
 
 # same FILE1 OFF1 FILE2 OFF2 LEN: the byte ranges are equal.
 same()

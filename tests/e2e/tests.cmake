@@ -80,3 +80,5 @@ include(${E2E_DIR}/disk.cmake)
 # A hostile driver inside the guest: malformed rings, registers, huge
 # aliased requests (see evil-test.sh).
 include(${E2E_DIR}/evil.cmake)
+# seccomp: every thread confined, forbidden calls end microvm.
+include(${E2E_DIR}/seccomp.cmake)

@@ -8,6 +8,7 @@
 #include "blk_driver.h"
 
 #include <dirent.h>
+#include <time.h>
 
 /*
  * Reset with requests in flight: stop returns only once everything the
@@ -168,6 +169,20 @@ static bool thread_named(const char *name)
 	return found;
 }
 
+/* The queue thread names itself as it starts: give it up to 2 s. */
+static bool thread_named_soon(const char *name)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (thread_named(name))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 /* Two queues, one thread each, named for top -H; only enabled ones run. */
 static void test_multiqueue(void)
 {
@@ -180,14 +195,14 @@ static void test_multiqueue(void)
 	}
 	test_config();
 	drv_start_mask(default_features(), 1);
-	CHECK(thread_named(NAME "-q0"));
+	CHECK(thread_named_soon(NAME "-q0"));
 	CHECK(!thread_named(NAME "-q1"));
 	set_status(0);
 	CHECK(!thread_named(NAME "-q0"));
 
 	drv_start_mask(default_features(), 3);
-	CHECK(thread_named(NAME "-q0"));
-	CHECK(thread_named(NAME "-q1"));
+	CHECK(thread_named_soon(NAME "-q0"));
+	CHECK(thread_named_soon(NAME "-q1"));
 	for (k = 0; k < 4; k++) {
 		fill_pattern(host(data_gpa(k)), 512, k);
 		req_add(0, k, VIRTIO_BLK_T_OUT, k, 512, false);
@@ -217,7 +232,7 @@ static void test_multiqueue(void)
 	set_status(0);
 	h.vdev.queues[1].kick_fd = kick_fd;
 	drv_start_mask(default_features(), 3);
-	CHECK(thread_named(NAME "-q1"));
+	CHECK(thread_named_soon(NAME "-q1"));
 	dev_close();
 	CHECK(!thread_named(NAME "-q0"));
 	CHECK(!thread_named(NAME "-q1"));

@@ -128,7 +128,43 @@ static const struct argv_row argv_rows[] = {
 	{ { "--kernel", "k", "extra" }, CLI_ERROR, "extra" },
 	{ { "--kernel", "k", "--disk", "x,foo=1" }, CLI_ERROR, "foo" },
 	{ { "--kernel" }, CLI_ERROR, "--kernel" },
+	{ { "--kernel", "k", "--seccomp", "maybe" }, CLI_ERROR,
+	  "--seccomp maybe" },
+	{ { "--kernel", "k", "--seccomp=" }, CLI_ERROR, "--seccomp " },
+	{ { "--kernel", "k", "--seccomp", "ON" }, CLI_ERROR, "--seccomp ON" },
 };
+
+/* --seccomp=MODE: each mode, and "on" when it is not given. */
+static void test_seccomp(void)
+{
+	static const struct {
+		const char *arg;
+		enum confine_mode mode;
+	} rows[] = {
+		{ NULL, CONFINE_ON },
+		{ "--seccomp=on", CONFINE_ON },
+		{ "--seccomp=kill", CONFINE_KILL },
+		{ "--seccomp=log", CONFINE_LOG },
+		{ "--seccomp=off", CONFINE_OFF },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *argv[4] = { (char *)"microvm", (char *)"--kernel",
+				  (char *)"k", (char *)rows[i].arg };
+		struct vm_config cfg;
+		char err[256] = "";
+
+		memset(&cfg, 0, sizeof(cfg));
+		CHECK_EQ(cli_parse(rows[i].arg ? 4 : 3, argv, &cfg, err,
+				   sizeof(err)), CLI_RUN);
+		CHECK_EQ(cfg.seccomp, rows[i].mode);
+		if (rows[i].arg)
+			CHECK(!strcmp(confine_mode_name(cfg.seccomp),
+				      rows[i].arg + strlen("--seccomp=")));
+		cli_free(&cfg);
+	}
+}
 
 static void test_argv(void)
 {
@@ -235,5 +271,6 @@ int main(void)
 	test_disk_ok();
 	test_disk_bad();
 	test_argv();
+	test_seccomp();
 	return test_done();
 }

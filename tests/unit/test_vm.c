@@ -55,7 +55,7 @@ static bool has_flag(const char *flags, const char *flag)
 	return false;
 }
 
-/* The default: huge pages advised, never mergeable. */
+/* The default: huge pages advised, never mergeable, never dumped. */
 static void test_default_not_mergeable(void)
 {
 	void *ram = vm_ram_map(RAM_SIZE, false);
@@ -69,6 +69,8 @@ static void test_default_not_mergeable(void)
 	printf("default RAM VmFlags:%s", flags);
 	CHECK(flags[0] != '\0');
 	CHECK(!has_flag(flags, "mg"));
+	/* Never in a core dump ("dd": VM_DONTDUMP). */
+	CHECK(has_flag(flags, "dd"));
 	munmap(ram, RAM_SIZE);
 }
 

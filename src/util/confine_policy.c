@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What each thread class may call once confined, and why (see confine.c
+ * for how the filters stack). Nothing here opens, creates, renames or
+ * truncates a file, makes a socket, executes a program, maps executable
+ * memory, or creates anything but a thread of this process: every file
+ * microvm needs is open before the first filter goes in.
+ */
+#include "util/confine_policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/io_uring.h>
+#include <linux/kvm.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define ALLOW(name) { .nr = SCMP_SYS(name) }
+#define ALLOW_IF(name, argn, how, x, y)                                  \
+	{ .nr = SCMP_SYS(name), .nargs = 1,                              \
+	  .cmp = { { .arg = (argn), .op = (how), .a = (x), .b = (y) } } }
+/* Allowed when (arg & mask) == value. */
+#define ALLOW_MASKED(name, argn, mask, value)                            \
+	ALLOW_IF(name, argn, SCMP_CMP_MASKED_EQ, mask, value)
+#define ALLOW_EQ(name, argn, value) ALLOW_IF(name, argn, SCMP_CMP_EQ, value, 0)
+#define ALLOW_NE(name, argn, value) ALLOW_IF(name, argn, SCMP_CMP_NE, value, 0)
+
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
+#define PART(n, r, i) { .name = (n), .rules = (r), .nr_rules = NR(r),     \
+			.ioctls = (i), .nr_ioctls = NR(i) }
+#define PART_NO_IOCTLS(n, r) { .name = (n), .rules = (r), .nr_rules = NR(r) }
+
+/* What pthread_create() passes to clone(): a thread, nothing else. */
+#define CONFINE_THREAD_CLONE_FLAGS                                       \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | \
+	 CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |             \
+	 CLONE_CHILD_CLEARTID)
+
+/*
+ * Every thread: glibc's malloc (brk, mmap/mprotect without PROT_EXEC,
+ * munmap, mremap, madvise), locks (futex), clocks where the vDSO falls
+ * back to the kernel, sleeps, logging (write), eventfds (read, write),
+ * signals: masks, the vCPU kick and abort() (tgkill; rt_sigaction of
+ * anything but SIGSYS), and leaving (exit, exit_group). clone3 answers
+ * ENOSYS: its flags are in memory where no filter can read them, and
+ * glibc then falls back to clone, whose flags the vCPU list checks.
+ */
+static const struct confine_rule base_rules[] = {
+	ALLOW(read),
+	ALLOW(write),
+	ALLOW(futex),
+	ALLOW(brk),
+	ALLOW_MASKED(mmap, 2, PROT_EXEC, 0),
+	ALLOW_MASKED(mprotect, 2, PROT_EXEC, 0),
+	ALLOW(munmap),
+	ALLOW(mremap),
+	ALLOW(madvise),
+	ALLOW(clock_gettime),
+	ALLOW(clock_getres),
+	ALLOW(gettimeofday),
+	ALLOW(time),
+	ALLOW(nanosleep),
+	ALLOW(clock_nanosleep),
+	ALLOW(sched_yield),
+	ALLOW(getpid),
+	ALLOW(gettid),
+	ALLOW(getrandom),
+	ALLOW(fstat),
+	ALLOW_MASKED(newfstatat, 3, AT_EMPTY_PATH, AT_EMPTY_PATH),
+	ALLOW(rt_sigprocmask),
+	ALLOW(rt_sigreturn),
+	ALLOW_NE(rt_sigaction, 0, SIGSYS),
+	ALLOW(tgkill), /* the filter cannot compare with our own pid */
+	ALLOW(restart_syscall),
+	ALLOW(exit),
+	ALLOW(exit_group),
+	{ .nr = SCMP_SYS(clone3), .action = SCMP_ACT_ERRNO(ENOSYS) },
+};
+
+/*
+ * Main thread after startup, and the stats thread: waits for the exit
+ * eventfd (poll) with --timeout; SIGUSR1 (rt_sigtimedwait); --stats
+ * (dprintf asks the fd for its offset: lseek); kicks and
+ * joins the vCPUs; the terminal back to how it was (termios ioctls);
+ * vCPU registers with --verbose; teardown: each device reset stops its
+ * queue threads (join, io_uring_enter to wait out the ring, and
+ * IORING_UNREGISTER_FILES, the one register call a ring still allows),
+ * ioeventfds and irqfds are taken down, rings unmapped, fds closed.
+ */
+static const struct confine_rule control_rules[] = {
+	ALLOW(poll),
+	ALLOW(ppoll),
+	ALLOW(rt_sigtimedwait),
+	ALLOW(lseek),
+	ALLOW(close),
+	ALLOW(io_uring_enter),
+	ALLOW_EQ(io_uring_register, 1, IORING_UNREGISTER_FILES),
+};
+
+static const unsigned long control_ioctls[] = {
+	KVM_IOEVENTFD, KVM_IRQFD, KVM_GET_REGS, KVM_GET_SREGS,
+	TCGETS, TCSETS, TCSETSW, TCSETSF,
+};
+
+/*
+ * vCPU thread: KVM_RUN; interrupts (KVM_IRQ_LINE for the UART and
+ * i8042, MSI routes when the driver programs MSI-X); ioeventfds moved
+ * with a PCI BAR. A register write that sets DRIVER_OK starts the queue
+ * threads (blk_queue_start): eventfds, an epoll set and an io_uring
+ * (setup, register: restrictions, eventfd, files, enable) per queue,
+ * then the thread (clone with thread flags only, and what a new thread
+ * does before its own filter: set_robust_list, rseq, naming itself,
+ * seccomp). A reset stops them again (close, io_uring_enter). Plus
+ * every call of the I/O list (see confine.c: inherited).
+ */
+static const struct confine_rule vcpu_rules[] = {
+	ALLOW(close),
+	ALLOW(eventfd2),
+	ALLOW(epoll_create1),
+	ALLOW(epoll_ctl),
+	ALLOW(io_uring_setup),
+	ALLOW(io_uring_register),
+	ALLOW(io_uring_enter),
+	ALLOW_EQ(clone, 0, CONFINE_THREAD_CLONE_FLAGS),
+	ALLOW(set_robust_list),
+	ALLOW(rseq),
+	ALLOW_EQ(prctl, 0, PR_SET_NAME),
+	ALLOW_EQ(prctl, 0, PR_GET_NAME),
+	ALLOW_EQ(seccomp, 0, SECCOMP_SET_MODE_FILTER),
+};
+
+static const unsigned long vcpu_ioctls[] = {
+	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, KVM_SET_GSI_ROUTING,
+};
+
+/*
+ * I/O queue thread: waits on its epoll set, drains and signals eventfds
+ * (kick, completion, stop, irqfd), submits and reaps through its
+ * io_uring, and runs block-device discard and write-zeroes at once
+ * (BLKDISCARD, BLKZEROOUT). Disk reads and writes go through the ring:
+ * no pread/pwrite/fallocate here (the sync engine is for tests only).
+ */
+static const struct confine_rule io_rules[] = {
+	ALLOW(epoll_wait),
+	ALLOW(epoll_pwait),
+	ALLOW(io_uring_enter),
+};
+
+static const unsigned long io_ioctls[] = {
+	BLKDISCARD, BLKZEROOUT,
+};
+
+/*
+ * Console threads: block in read() or poll() on stdin and write() to
+ * stdout (O_NONBLOCK and back through fcntl), raise the UART interrupt
+ * when input arrives (KVM_IRQ_LINE), and query or set the terminal.
+ */
+static const struct confine_rule console_rules[] = {
+	ALLOW(close), /* an abandoned console-out thread frees its buffer */
+	ALLOW(poll),
+	ALLOW(ppoll),
+	ALLOW_EQ(fcntl, 1, F_GETFL),
+	ALLOW_EQ(fcntl, 1, F_SETFL),
+	ALLOW_EQ(fcntl, 1, F_GETFD),
+};
+
+static const unsigned long console_ioctls[] = {
+	KVM_IRQ_LINE, TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
+};
+
+static const struct confine_part part_base = PART_NO_IOCTLS("base",
+							     base_rules);
+static const struct confine_part part_control = PART("control",
+						     control_rules,
+						     control_ioctls);
+static const struct confine_part part_vcpu = PART("vcpu", vcpu_rules,
+						  vcpu_ioctls);
+static const struct confine_part part_io = PART("io", io_rules, io_ioctls);
+static const struct confine_part part_console = PART("console",
+						     console_rules,
+						     console_ioctls);
+
+#if CONFINE_SANITIZER
+/* How LeakSanitizer clones the tracer that stops the world at exit. */
+#define CONFINE_LSAN_CLONE_FLAGS                                         \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED)
+#define CONFINE_READ_ONLY_OPEN (O_ACCMODE | O_CREAT | O_TRUNC)
+
+/*
+ * Sanitizer builds only (-DMICROVM_SANITIZE/-DMICROVM_TSAN): a report
+ * reads /proc/self/maps and the binary to symbolize (read-only opens),
+ * LeakSanitizer at exit stops the world from a clone()d tracer with
+ * ptrace and reads /proc/self/task, and every thread gets an alternate
+ * signal stack. These builds are for testing; a release build has none
+ * of this.
+ */
+static const struct confine_rule sanitizer_rules[] = {
+	ALLOW_MASKED(open, 1, CONFINE_READ_ONLY_OPEN, O_RDONLY),
+	ALLOW_MASKED(openat, 2, CONFINE_READ_ONLY_OPEN, O_RDONLY),
+	ALLOW(close),
+	ALLOW(readlink),
+	ALLOW(readlinkat),
+	ALLOW(getdents),
+	ALLOW(getdents64),
+	ALLOW(lseek),
+	ALLOW(pread64),
+	ALLOW(sigaltstack),
+	ALLOW(prctl),
+	ALLOW(sched_getaffinity),
+	ALLOW_EQ(clone, 0, CONFINE_LSAN_CLONE_FLAGS),
+	ALLOW(ptrace),
+	ALLOW(wait4),
+	ALLOW(getppid),
+	ALLOW(kill),
+	ALLOW(uname),
+	ALLOW(prlimit64),
+	ALLOW(getrlimit),
+	ALLOW(pipe2),
+	ALLOW(dup2),
+	ALLOW(mincore),
+};
+
+static const struct confine_part part_sanitizer =
+	PART_NO_IOCTLS("sanitizer", sanitizer_rules);
+#endif
+
+size_t confine_policy_parts(enum confine_class cls,
+			    const struct confine_part **parts, size_t max)
+{
+	size_t n = 0;
+
+	if (max < CONFINE_MAX_PARTS)
+		return 0;
+	parts[n++] = &part_base;
+	switch (cls) {
+	case CONFINE_MAIN:
+		parts[n++] = &part_control;
+		break;
+	case CONFINE_VCPU:
+		parts[n++] = &part_vcpu;
+		parts[n++] = &part_io;
+		break;
+	case CONFINE_IO:
+		parts[n++] = &part_io;
+		break;
+	case CONFINE_CONSOLE:
+		parts[n++] = &part_console;
+		break;
+	default:
+		break;
+	}
+#if CONFINE_SANITIZER
+	parts[n++] = &part_sanitizer;
+#endif
+	return n;
+}

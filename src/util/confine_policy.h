@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The allowlists behind confine.c: each thread class's filter is the union
+ * of a few parts (the calls every thread makes, the control thread's, the
+ * vCPU's, the I/O queue's, the console's, and in sanitizer builds the
+ * sanitizer runtime's). Anything not listed takes the default action.
+ */
+#ifndef MICROVM_UTIL_CONFINE_POLICY_H
+#define MICROVM_UTIL_CONFINE_POLICY_H
+
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/confine.h"
+
+/* Whether this is a sanitizer build, whose filters admit its runtime. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CONFINE_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CONFINE_SANITIZER 1
+#endif
+#endif
+#ifndef CONFINE_SANITIZER
+#define CONFINE_SANITIZER 0
+#endif
+
+#define CONFINE_RULE_MAX_ARGS 2
+#define CONFINE_MAX_PARTS 6
+
+/* One allowed call; with nargs, only when every comparison holds. */
+struct confine_rule {
+	int nr;          /* SCMP_SYS(name) */
+	uint32_t action; /* 0: allow */
+	unsigned int nargs;
+	struct {
+		unsigned int arg;
+		enum scmp_compare op;
+		uint64_t a, b; /* MASKED_EQ: a is the mask, b the value */
+	} cmp[CONFINE_RULE_MAX_ARGS];
+};
+
+struct confine_part {
+	const char *name;
+	const struct confine_rule *rules;
+	size_t nr_rules;
+	const unsigned long *ioctls; /* request numbers */
+	size_t nr_ioctls;
+};
+
+/**
+ * confine_policy_parts() - the parts whose union is @cls's allowlist.
+ * Return: how many were stored in @parts (at most @max).
+ */
+size_t confine_policy_parts(enum confine_class cls,
+			    const struct confine_part **parts, size_t max);
+
+#endif

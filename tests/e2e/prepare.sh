@@ -7,7 +7,8 @@
 #   OUTDIR/l2-initrd.cpio.gz   busybox + virtio modules + the test /init
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
-#   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain)
+#   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain,
+#                              blkcrash)
 # Installs nothing: the host packages come from .ci/run or the README; the
 # kernel is fetched with `apt-get download` and unpacked with `dpkg -x`.
 # MICROVM_E2E_KERNEL_DEB=FILE uses a local kernel .deb instead (offline).
@@ -22,7 +23,9 @@ GUEST_DIR=$E2E_DIR/guest
 # in /lib/modules/<set>.order of the initramfs.
 VIRTIO_MODULES="virtio_mmio virtio_pci virtio_blk"
 KVM_MODULES="kvm-amd"
-HELPERS="kvm-smoke outb ttydrain"
+# L1 only, loaded by blk-ctl.sh: images on loop and device-mapper devices.
+FAULT_MODULES="loop dm-flakey"
+HELPERS="kvm-smoke outb ttydrain blkcrash"
 
 die()
 {
@@ -255,6 +258,8 @@ build_l1()
 	install_modules "$root" kvm.order $KVM_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" virtio.order $VIRTIO_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" fault.order $FAULT_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run" "$root/$OUT/bin"
 	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"

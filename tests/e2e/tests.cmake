@@ -76,3 +76,6 @@ endforeach()
 
 # virtio-blk disks: boots from a virtio root disk, multi-queue fio.
 include(${E2E_DIR}/disk.cmake)
+
+# Crash consistency (SIGKILL mid-write) and host I/O faults.
+include(${E2E_DIR}/crash.cmake)

@@ -11,9 +11,11 @@
  *
  * Usage: crash_blk [--mode writeback|none|both] [--iterations N]
  *                  [--seed S] [--max-delay-ms MS] [--dir DIR] [--broken-ack]
- * Iteration i of a mode uses seed S + i (S printed; random unless given);
- * --seed S --iterations 1 replays one (the same writes and kill delay; the
- * interleaving with the kill is timing). --broken-ack publishes each
+ * Iteration i of a mode uses seed S + i (S printed; random unless given),
+ * which also picks the engine (io_uring or sync) and, with cache=none,
+ * native or emulated 4 KiB O_DIRECT blocks; --seed S --iterations 1
+ * replays one (the same writes, engine and kill delay; the interleaving
+ * with the kill is timing). --broken-ack publishes each
  * batch's acknowledgement before the writes are submitted: the check must
  * then catch lost bytes in some iterations.
  */
@@ -46,6 +48,7 @@ struct crash_opts {
 	uint64_t seed;
 	const char *path;
 	bool broken_ack;
+	bool emulate_4k; /* cache=none: 4 KiB O_DIRECT blocks (RMW) */
 };
 
 static struct crash_log *wlog;
@@ -79,7 +82,8 @@ static void writer_open(const struct crash_opts *co)
 	if (disk_open(&h.disk, &o, err, sizeof(err)))
 		writer_fail(err);
 	/* Sector-granular writes then take the read-modify-write path. */
-	if (h.disk.direct && h.disk.align < CRASH_O_DIRECT_ALIGN)
+	if (co->emulate_4k && h.disk.direct &&
+	    h.disk.align < CRASH_O_DIRECT_ALIGN)
 		h.disk.align = CRASH_O_DIRECT_ALIGN;
 	wlog->direct = h.disk.direct;
 	wlog->align = h.disk.align;
@@ -170,7 +174,7 @@ struct crash_totals {
 	unsigned int engine_runs[DISK_ENGINE_COUNT];
 	uint64_t acked, flushes, later, bounced;
 	int direct;
-	uint32_t align;
+	uint32_t align_min, align_max;
 };
 
 static uint8_t *img, *img2, *model, *later;
@@ -299,7 +303,10 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 	if (!image_read(co->path))
 		return 2;
 	t->direct = wlog->direct;
-	t->align = wlog->align;
+	if (!t->align_min || wlog->align < t->align_min)
+		t->align_min = wlog->align;
+	if (wlog->align > t->align_max)
+		t->align_max = wlog->align;
 	t->acked += acked;
 	t->flushes += atomic_load(&wlog->flushes);
 	t->bounced += atomic_load(&wlog->bounced);
@@ -342,13 +349,15 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 
 	snprintf(path, sizeof(path), "%s/crash_blk.%d.img", dir, (int)getpid());
 	for (i = 0; i < n; i++) {
+		/* The seed picks the engine and the alignment (replays). */
 		struct crash_opts co = {
 			.cache = cache,
-			.engine = uring && i % 2 == 0 ? DISK_ENGINE_URING :
-							DISK_ENGINE_SYNC,
+			.engine = uring && (seed + i) % 2 == 0 ?
+				  DISK_ENGINE_URING : DISK_ENGINE_SYNC,
 			.seed = seed + i,
 			.path = path,
 			.broken_ack = broken_ack,
+			.emulate_4k = (seed + i) / 2 % 2 == 0,
 		};
 		int r = crash_once(&co, max_delay_ms, &t);
 
@@ -367,13 +376,14 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 	       "data, %u failed to run; %llu writes in %llu flushes "
 	       "acknowledged, %u kills with a batch unacknowledged, %llu "
 	       "unflushed bytes seen; verifier self-test caught %u of %u lost "
-	       "flushes; O_DIRECT %s (align %u), %llu writes bounced\n",
+	       "flushes; O_DIRECT %s (align %u to %u), %llu writes bounced\n",
 	       cache_name(cache), broken_ack ? " (broken ack)" : "", t.runs,
 	       t.engine_runs[DISK_ENGINE_URING], t.engine_runs[DISK_ENGINE_SYNC],
 	       t.lost, t.errors, (unsigned long long)t.acked,
 	       (unsigned long long)t.flushes, t.open_batch,
 	       (unsigned long long)t.later, t.selftest_caught,
-	       t.runs - t.lost - t.errors, t.direct ? "on" : "off", t.align,
+	       t.runs - t.lost - t.errors, t.direct ? "on" : "off", t.align_min,
+	       t.align_max,
 	       (unsigned long long)t.bounced);
 	if (!uring)
 		printf("crash_blk: note: io_uring unavailable here: sync "

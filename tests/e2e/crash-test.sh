@@ -9,8 +9,12 @@
 # check fails with the last acknowledged write undone.
 #
 # Usage: crash-test.sh --microvm BIN --artifacts DIR [--cache none|writeback]
-#        [--count N] [--max-delay-ms MS] [--seed S] [--mode MODE]
+#        [--count N] [--max-delay-ms MS] [--seed S] [--iterations N]
+#        [--mode MODE]
 #   --count N         writes the guest makes at most (default 3000)
+#   --iterations N    N kills in one run of run-guest.sh (one L1 boot),
+#                     each checked where microvm ran (crash-loop.sh);
+#                     iteration i uses seed S + i
 #   --max-delay-ms    the kill comes 0..MS ms after the writer starts
 #   --seed S          replay: the same writes and delay (default random)
 # Exit: 0 pass, 1 fail, 77 skipped.
@@ -27,6 +31,7 @@ cache=none
 count=3000
 max_delay_ms=8000
 seed=$(( (RANDOM << 30) | (RANDOM << 15) | RANDOM ))
+iterations=1
 mode_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -36,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--count) count=$2; shift 2 ;;
 	--max-delay-ms) max_delay_ms=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
+	--iterations) iterations=$2; shift 2 ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
 	*) echo "crash-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
@@ -68,7 +74,7 @@ crash_initrd()
 }
 crash_initrd initrd.cpio.gz
 
-delay_ms=$(( (seed / 7) % (max_delay_ms + 1) ))
+delay_ms=$(( (seed % 1000003) * 7919 % (max_delay_ms + 1) ))
 echo "crash-test: seed $seed (replay: --seed $seed), cache=$cache," \
 	"$count writes at most, kill $delay_ms ms after the writer starts"
 "$blkcrash" init data.raw "$seed" $DATA_SIZE || exit 1
@@ -97,6 +103,39 @@ run_guest()
 	echo "crash-test: exit status $status after $((SECONDS - start)) s; stderr:"
 	cat stderr
 }
+
+# run_loop: crash-loop.sh's N kills; the images stay where microvm ran.
+run_loop()
+{
+	local start=$SECONDS
+	local loop_vm_args=(--kernel "$art/vmlinuz"
+		--initrd "$work/initrd.cpio.gz"
+		--cmdline "${cmdline/microvm.seed=$seed/microvm.seed=@SEED@}"
+		--cpus 1 --memory 256M --timeout 400 --verbose --stats
+		--disk "@IMG@,cache=$cache")
+	echo "crash-test: $iterations kills: $microvm ${loop_vm_args[*]}"
+	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
+		--artifacts "$art" --timeout $((120 + 100 * iterations)) -- \
+		/bin/sh "$E2E_DIR/crash-loop.sh" --ctl "$E2E_DIR/blk-ctl.sh" \
+		--blkcrash "$blkcrash" --iterations "$iterations" --seed "$seed" \
+		--count "$count" --max-delay-ms "$max_delay_ms" \
+		--bytes $DATA_SIZE ${loop_args:+--loop} -- \
+		"$microvm" "${loop_vm_args[@]}" 2>stderr | tee console
+	status=${PIPESTATUS[0]}
+	echo "crash-test: exit status $status after $((SECONDS - start)) s; stderr:"
+	cat stderr
+	[ "$status" -ne 77 ] || exit 77
+	tr -d '\r' <console >console.txt
+	local kills
+	kills=$(grep -c '^E2E-CRASH-ITER: .* verdict ok$' console.txt)
+	echo "crash-test: $kills of $iterations kills verified"
+	grep -q "^E2E-CRASH-LOOP: $iterations kills, 0 failed$" console.txt &&
+		[ "$status" -eq 0 ] && [ "$kills" -eq "$iterations" ] &&
+		{ echo "crash-test: PASS"; exit 0; }
+	echo "crash-test: FAIL (replay: --seed $seed --iterations $iterations)"
+	exit 1
+}
+[ "$iterations" -eq 1 ] || run_loop
 
 e2e_boot crash-test stderr
 [ "$status" -ne 77 ] || exit 77

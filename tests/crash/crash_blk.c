@@ -258,23 +258,25 @@ static bool wait_writing(pid_t pid)
 	return atomic_load(&wlog->state) == 1;
 }
 
-/* One iteration. Return: 0 no loss, 1 loss, 2 the run itself failed. */
-static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
-		      struct crash_totals *t)
+/*
+ * Start the writer on a fresh image, kill it at the seed's moment after its
+ * first flush. Return: true with the image in @img, false (reported) when
+ * the writer did not run as it should.
+ */
+static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 {
-	uint64_t delay_us, acked, issued;
-	struct plan_verdict v;
+	uint64_t delay_us;
 	struct timespec ts;
 	pid_t pid;
 	int st;
 
 	if (!image_create(co->path, co->seed))
-		return 2;
+		return false;
 	memset(wlog, 0, sizeof(*wlog));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
-		return 2;
+		return false;
 	if (pid == 0)
 		writer_main(co);
 	if (!wait_writing(pid)) {
@@ -283,7 +285,7 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 		fprintf(stderr, "crash_blk: seed %llu: writer failed: %s\n",
 			(unsigned long long)co->seed,
 			wlog->why[0] ? wlog->why : "no first flush in 10 s");
-		return 2;
+		return false;
 	}
 	delay_us = plan_mix(co->seed ^ 0xde1a7ull) %
 		   (max_delay_ms * 1000ull + 1);
@@ -292,16 +294,31 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 	nanosleep(&ts, NULL);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	acked = atomic_load(&wlog->acked);
-	issued = atomic_load(&wlog->issued);
 	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
 		fprintf(stderr, "crash_blk: seed %llu: writer ended before "
 			"the kill: %s\n", (unsigned long long)co->seed,
 			wlog->why);
-		return 2;
+		return false;
 	}
-	if (!image_read(co->path))
+	return image_read(co->path);
+}
+
+static const char *cache_name(enum disk_cache c)
+{
+	return c == DISK_CACHE_NONE ? "none" : "writeback";
+}
+
+/* One iteration. Return: 0 no loss, 1 loss, 2 the run itself failed. */
+static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
+		      struct crash_totals *t)
+{
+	uint64_t acked, issued;
+	struct plan_verdict v;
+
+	if (!crash_kill(co, max_delay_ms))
 		return 2;
+	acked = atomic_load(&wlog->acked);
+	issued = atomic_load(&wlog->issued);
 	t->direct = wlog->direct;
 	if (!t->align_min || wlog->align < t->align_min)
 		t->align_min = wlog->align;
@@ -319,8 +336,7 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 		       "bytes hold neither their flushed value nor a later "
 		       "write's; first at offset %llu: flushed %#x, image %#x "
 		       "(%llu writes flushed, %llu issued)\n",
-		       co->cache == DISK_CACHE_NONE ? "none" : "writeback",
-		       disk_engine_name(co->engine),
+		       cache_name(co->cache), disk_engine_name(co->engine),
 		       (unsigned long long)co->seed,
 		       (unsigned long long)v.bad,
 		       (unsigned long long)v.first_bad, v.want, v.got,
@@ -330,11 +346,6 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 	if (acked && !co->broken_ack)
 		t->selftest_caught += selftest_catches(co->seed, acked, issued);
 	return 0;
-}
-
-static const char *cache_name(enum disk_cache c)
-{
-	return c == DISK_CACHE_NONE ? "none" : "writeback";
 }
 
 /* @n iterations of cache mode @cache; false when any lost a byte. */

@@ -174,8 +174,11 @@ act()
 {
 	case "$1" in
 	error | flakey | linear)
-		dm_set "$1" && say "dm table now $1" ||
-			say "FAILED to load the $1 table" ;;
+		if dm_set "$1"; then
+			say "dm table now $1"
+		else
+			say "FAILED to load the $1 table"
+		fi ;;
 	space)
 		rm -f "$work/full/filler" && say "filler removed" ;;
 	*) say "unknown request '$1'" ;;

@@ -14,7 +14,7 @@
 # "E2E-CRASH-LOOP: N kills, F failed"; exit 0 when none failed.
 set -u
 
-ctl= blkcrash= n=1 seed=1 count=3000 max_delay_ms=8000 bytes=33554432
+ctl='' blkcrash='' n=1 seed=1 count=3000 max_delay_ms=8000 bytes=33554432
 use_loop=0
 while [ $# -gt 0 ]; do
 	case "$1" in

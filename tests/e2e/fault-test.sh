@@ -52,6 +52,7 @@ cp "$art/l2-initrd.cpio.gz" initrd.cpio.gz
 	cpio -o -H newc -R 0:0 --quiet) | gzip >>initrd.cpio.gz
 
 cmdline="console=ttyS0 quiet panic=-1 microvm.test=fault"
+# shellcheck disable=SC2054 # commas inside --disk values
 vm_args=(--kernel "$art/vmlinuz" --initrd "$work/initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus 1 --memory 256M --timeout 400 --verbose
 	 --stats --disk @DM@,cache=none --disk @FULL@,cache=writeback)

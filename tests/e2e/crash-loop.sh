@@ -59,7 +59,7 @@ failed=0
 i=0
 while [ $i -lt "$n" ]; do
 	s=$((seed + i))
-	delay_ms=$(( (s % 1000003) * 7919 % (max_delay_ms + 1) ))
+	delay_ms=$("$blkcrash" delay "$s" "$max_delay_ms") || exit 2
 	"$blkcrash" init "$img" "$s" "$bytes" || exit 2
 	run_one "$s" "$delay_ms" "$@"
 	rc=$?

@@ -74,7 +74,7 @@ crash_initrd()
 }
 crash_initrd initrd.cpio.gz
 
-delay_ms=$(( (seed % 1000003) * 7919 % (max_delay_ms + 1) ))
+delay_ms=$("$blkcrash" delay "$seed" "$max_delay_ms") || exit 1
 echo "crash-test: seed $seed (replay: --seed $seed), cache=$cache," \
 	"$count writes at most, kill $delay_ms ms after the writer starts"
 "$blkcrash" init data.raw "$seed" $DATA_SIZE || exit 1

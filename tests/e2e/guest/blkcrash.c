@@ -19,6 +19,7 @@
  *   blkcrash probe DEV read|write OFFSET LEN SEED   guest: one O_DIRECT
  *       transfer of a pattern (read: compared with it); prints
  *       "ok", "mismatch" or the errno name; exit 0, 3 (mismatch), 1 (error)
+ *   blkcrash delay SEED MAX            the seed's kill delay in [0, MAX]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -90,7 +91,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: blkcrash init IMAGE SEED BYTES | write DEV "
 		"SEED COUNT | verify IMAGE SEED BLOCK COUNT ACKED | probe DEV "
-		"read|write OFFSET LEN SEED\n");
+		"read|write OFFSET LEN SEED | delay SEED MAX\n");
 	return 2;
 }
 
@@ -319,6 +320,12 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "verify") && !num(argv[3], &a) &&
 	    !num(argv[4], &b) && !num(argv[5], &c) && !num(argv[6], &d))
 		return cmd_verify(argv[2], a, b, c, d);
+	if (argc == 4 && !strcmp(argv[1], "delay") && !num(argv[2], &a) &&
+	    !num(argv[3], &b)) {
+		printf("%llu\n", (unsigned long long)(mix(a ^ 0xde1a7ull) %
+						      (b + 1)));
+		return 0;
+	}
 	if (argc == 7 && !strcmp(argv[1], "probe") && !num(argv[4], &a) &&
 	    !num(argv[5], &b) && !num(argv[6], &c))
 		return cmd_probe(argv[2], argv[3], a, b, c);

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
 	qemu-system-x86 busybox-static cpio kmod acpica-tools clang
-	e2fsprogs fio lz4)
+	e2fsprogs fio lz4 dmsetup)
 
 [ "${MICROVM_SKIP_DEPS:-0}" = 1 ] && exit 0
 missing=()

@@ -5,6 +5,7 @@
  * device on a bus. The three layers meet only here.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,12 +210,36 @@ void machine_close_disks(struct machine *m)
 	m->nr_disks = 0;
 }
 
+/* The image's failed requests per operation, bounces and continuations. */
+static void disk_print_stats(struct machine_disk *md, int fd)
+{
+	struct disk_stats *s = &md->disk.stats;
+
+	dprintf(fd,
+		"microvm: stats %s disk: read-errors %llu write-errors %llu "
+		"flush-errors %llu discard-errors %llu write-zeroes-errors "
+		"%llu bounced %llu bounce-waits %llu resubmits %llu\n",
+		md->vdev.name,
+		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
+		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
+		(unsigned long long)atomic_load(&s->errors[DISK_OP_FLUSH]),
+		(unsigned long long)atomic_load(&s->errors[DISK_OP_DISCARD]),
+		(unsigned long long)atomic_load(
+			&s->errors[DISK_OP_WRITE_ZEROES]),
+		(unsigned long long)atomic_load(&s->bounced),
+		(unsigned long long)atomic_load(&s->bounce_waits),
+		(unsigned long long)atomic_load(&s->resubmits));
+}
+
 void machine_print_stats(struct machine *m, int fd)
 {
 	unsigned int i;
 
-	for (i = 0; i < m->nr_disks; i++)
-		if (m->disks[i].blk)
-			virtio_dev_print_stats(&m->disks[i].vdev, fd);
+	for (i = 0; i < m->nr_disks; i++) {
+		if (!m->disks[i].blk)
+			continue;
+		virtio_dev_print_stats(&m->disks[i].vdev, fd);
+		disk_print_stats(&m->disks[i], fd);
+	}
 	arch_machine_print_stats(m, fd);
 }

@@ -8,7 +8,7 @@
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
 #   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain,
-#                              evilblk)
+#                              evilblk, blkcrash)
 # Installs nothing: the host packages come from .ci/run or the README; the
 # kernel is fetched with `apt-get download` and unpacked with `dpkg -x`.
 # MICROVM_E2E_KERNEL_DEB=FILE uses a local kernel .deb instead (offline).
@@ -25,8 +25,10 @@ VIRTIO_MODULES="virtio_mmio virtio_pci virtio_blk"
 KVM_MODULES="kvm-amd"
 # L1 only: a block device that needs O_DIRECT alignment (evil-test.sh).
 NULLBLK_MODULES="null_blk"
+# L1 only, loaded by blk-ctl.sh: images on loop and device-mapper devices.
+FAULT_MODULES="loop dm-flakey"
 # Each helper is guest/NAME.c plus any guest/NAME_*.c.
-HELPERS="kvm-smoke outb ttydrain evilblk"
+HELPERS="kvm-smoke outb ttydrain evilblk blkcrash"
 
 die()
 {
@@ -264,6 +266,8 @@ build_l1()
 	install_modules "$root" virtio.order $VIRTIO_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" nullblk.order $NULLBLK_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" fault.order $FAULT_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run" "$root/$OUT/bin"
 	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"

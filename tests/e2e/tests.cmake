@@ -82,3 +82,5 @@ include(${E2E_DIR}/disk.cmake)
 include(${E2E_DIR}/evil.cmake)
 # seccomp: every thread confined, forbidden calls end microvm.
 include(${E2E_DIR}/seccomp.cmake)
+# Crash consistency (SIGKILL mid-write) and host I/O faults.
+include(${E2E_DIR}/crash.cmake)

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
+# Crash consistency and host I/O faults with a real guest (label e2e),
+# included from tests.cmake after its e2e_add(). The guest side is
+# guest/crash-init.sh with guest/blkcrash.c; where microvm runs,
+# blk-ctl.sh sets up the storage and acts on the guest's console.
+set(E2E_CRASH ${CMAKE_CURRENT_LIST_DIR}/crash-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})
+# SIGKILL microvm while the guest writes and flushes; every acknowledged
+# byte must be in the image (nested: on a loop device in L1 for O_DIRECT).
+foreach(cache none writeback)
+	e2e_add(e2e.crash.sigkill_${cache} auto ${E2E_CRASH} --cache ${cache})
+endforeach()
+# Host I/O faults in one boot: dm error and dm-flakey under vda, ENOSPC
+# under vdb; the guest sees EIO and then success, microvm stays up and
+# counts the failures in --stats. Nested only: it needs root (in L1).
+e2e_add(e2e.nested.fault_dm_enospc nested
+	${CMAKE_CURRENT_LIST_DIR}/fault-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})

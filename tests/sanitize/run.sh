@@ -11,7 +11,7 @@ kind=$1 src=$2 build=$3 cc=$4
 case $kind in
 asan|asan-microvm)
 	flags=(-DMICROVM_SANITIZE=ON)
-	select=(-L unit)
+	select=(-L 'unit|crash')
 	# Any report fails its test: UBSan does not recover, ASan halts,
 	# leaks are reported at exit.
 	export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
@@ -36,9 +36,11 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DMICROVM_WERROR=ON \
 if [ "$kind" = asan-microvm ]; then
 	exec cmake --build "$build" -j "$(nproc)" --target microvm
 fi
-# Build only what the selected tests run: the unit test executables.
+# Build only what the selected tests run: unit.test_X runs target
+# test_X; the crash tier's tests all run crash_blk.
 mapfile -t targets < <(cd "$build" && ctest -N "${select[@]}" |
-	sed -n 's/^ *Test *#[0-9]*: unit\.\(test_[a-z0-9_]*\)$/\1/p')
+	sed -n -e 's/^ *Test *#[0-9]*: unit\.\(test_[a-z0-9_]*\)$/\1/p' \
+	       -e 's/^ *Test *#[0-9]*: crash\..*$/crash_blk/p' | sort -u)
 if [ ${#targets[@]} -eq 0 ]; then
 	echo "run.sh: no tests selected by ${select[*]}" >&2
 	exit 1

@@ -3,7 +3,8 @@
 # the tree under one sanitizer in ${CMAKE_BINARY_DIR}/sanitize-<kind>,
 # builds the unit tests it runs and runs them there with CTest, so one
 # `ctest` in the main build covers all builds and ends on one summary.
-#   sanitize.asan  every unit test under ASan+UBSan (halt on first report)
+#   sanitize.asan  every unit and crash test under ASan+UBSan (halt on the
+#                  first report)
 #   sanitize.tsan  the unit tests labelled 'threads' (I/O threads, defer
 #                  call, console output, ...) under ThreadSanitizer
 #   sanitize.asan_microvm  the ASan+UBSan microvm binary, a fixture for the

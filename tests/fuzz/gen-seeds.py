@@ -148,6 +148,101 @@ def seeds_virtq():
           vq_publish(0, 8) + vq_op(5, 7, 0x8003) + vq_op(5, 0, 5))
 
 
+# ---- fuzz_boot: 5-byte header, then the kernel image ----
+MIB = 1 << 20
+
+
+def boot_header(ram=4, initrd_len=None, cmdline=1, half=False):
+    flags = (1 if initrd_len is not None else 0) | cmdline << 1
+    flags |= 16 if half else 0
+    n = initrd_len or 0
+    return bytes([ram, flags, n & 0xff, n >> 8 & 0xff, n >> 16])
+
+
+def bzimage(body=4096, version=0x020f, setup_sects=4, init_size=2 * MIB,
+            pref=MIB, cmdline_size=2047):
+    """Setup sectors + body, with the x86 boot protocol header at 0x1f1."""
+    img = bytearray((setup_sects + 1) * 512 + body)
+    # struct x86_setup_header, packed, from setup_sects to init_size.
+    hdr = struct.pack("<BHIHHHHHIHIHHBBHIIIIHBBIIIBBHIIQIIQQI",
+                      setup_sects, 0, body // 16, 0, 0, 0, 0xaa55, 0x6aeb,
+                      0x53726448, version, 0, 0, 0, 0, 0x01, 0, 0x100000,
+                      0, 0, 0, 0, 0, 0, 0, 0x7fffffff, 0x200000, 1, 0,
+                      0x3, cmdline_size, 0, 0, 0, 0, 0, pref, init_size)
+    img[0x1f1:0x1f1 + len(hdr)] = hdr
+    for i in range(body):
+        img[(setup_sects + 1) * 512 + i] = (i * 7 + 3) & 0xff
+    return bytes(img)
+
+
+def elf_note(name, ntype, desc):
+    n = name + b"\0"
+    pad = lambda b: b + b"\0" * (-len(b) % 4)
+    return struct.pack("<III", len(n), len(desc), ntype) + pad(n) + pad(desc)
+
+
+def elf64_pvh(paddr=2 * MIB, filesz=0x800, memsz=0x1000, shnote=False):
+    """ELF64: PT_LOAD at paddr, the PVH entry note in a PT_NOTE (or only in
+    a SHT_NOTE section)."""
+    notes = (elf_note(b"GNU", 3, b"\x11" * 8) +
+             elf_note(b"Xen", 18, struct.pack("<Q", paddr + 0x10)))
+    phoff, noteoff, dataoff = 64, 0x100, 0x200
+    shoff = dataoff + filesz
+    phnum = 1 if shnote else 2
+    eh = struct.pack("<16sHHIQQQIHHHHHH",
+                     b"\x7fELF\x02\x01\x01" + b"\0" * 9, 2, 62, 1,
+                     paddr + 0x10, phoff, shoff if shnote else 0, 0, 64,
+                     56, phnum, 64, 2 if shnote else 0, 0)
+    load = struct.pack("<IIQQQQQQ", 1, 7, dataoff, paddr, paddr, filesz,
+                       memsz, 0x1000)
+    note = struct.pack("<IIQQQQQQ", 4, 4, noteoff, 0, 0, len(notes),
+                       len(notes), 4)
+    img = bytearray(shoff + (128 if shnote else 0))
+    img[0:64] = eh
+    img[phoff:phoff + 56] = load
+    if not shnote:
+        img[phoff + 56:phoff + 112] = note
+    img[noteoff:noteoff + len(notes)] = notes
+    if shnote:
+        sh = struct.pack("<IIQQQQIIQQ", 0, 7, 0, 0, noteoff, len(notes),
+                         0, 0, 4, 0)
+        img[shoff + 64:shoff + 128] = sh
+    return bytes(img)
+
+
+def elf32_pvh(paddr=MIB):
+    notes = elf_note(b"Xen", 18, struct.pack("<I", paddr))
+    eh = struct.pack("<16sHHIIIIIHHHHHH",
+                     b"\x7fELF\x01\x01\x01" + b"\0" * 9, 2, 3, 1, paddr,
+                     52, 0, 0, 52, 32, 2, 40, 0, 0)
+    load = struct.pack("<8I", 1, 0x100, paddr, paddr, 0x100, 0x2000, 7,
+                       0x1000)
+    note = struct.pack("<8I", 4, 0xc0, 0, 0, len(notes), len(notes), 4, 4)
+    img = bytearray(0x200)
+    img[0:52] = eh
+    img[52:84] = load
+    img[84:116] = note
+    img[0xc0:0xc0 + len(notes)] = notes
+    return bytes(img)
+
+
+@target
+def seeds_boot():
+    write("fuzz_boot", "bzimage", boot_header() + bzimage())
+    write("fuzz_boot", "bzimage-initrd",
+          boot_header(ram=3, initrd_len=5000, cmdline=3) + bzimage())
+    write("fuzz_boot", "bzimage-too-small",
+          boot_header(ram=0) + bzimage(init_size=8 * MIB))
+    write("fuzz_boot", "bzimage-proto-2.06",
+          boot_header() + bzimage(version=0x0206))
+    write("fuzz_boot", "bzimage-highmem",
+          boot_header(ram=7, initrd_len=0x10000, half=True) + bzimage())
+    write("fuzz_boot", "elf64-pvh", boot_header() + elf64_pvh())
+    write("fuzz_boot", "elf64-pvh-shnote-initrd",
+          boot_header(ram=4, initrd_len=0x3000) + elf64_pvh(shnote=True))
+    write("fuzz_boot", "elf32-pvh", boot_header(ram=2) + elf32_pvh())
+
+
 def main(argv):
     names = argv[1:] or sorted(GENERATORS)
     for n in names:

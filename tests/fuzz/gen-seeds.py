@@ -243,6 +243,61 @@ def seeds_boot():
     write("fuzz_boot", "elf32-pvh", boot_header(ram=2) + elf32_pvh())
 
 
+# ---- fuzz_mmio: 3-byte header, 8-byte ops, see fuzz_op() ----
+def mmio_reg(off, value=None):
+    """A 32-bit register access: a write when value is given."""
+    kind = 0 if value is None else 4
+    return struct.pack("<BHI", kind, off, value or 0) + b"\0"
+
+
+def mmio_driver_ok(queues=1, qsize=256, features_hi=1, ring=0x1000):
+    """The Linux virtio_mmio probe, then every queue set up, DRIVER_OK."""
+    ops = [mmio_reg(0x000), mmio_reg(0x004), mmio_reg(0x008),
+           mmio_reg(0x00c), mmio_reg(0x070, 0), mmio_reg(0x070, 1),
+           mmio_reg(0x070, 3), mmio_reg(0x014, 0), mmio_reg(0x010),
+           mmio_reg(0x014, 1), mmio_reg(0x010), mmio_reg(0x024, 0),
+           mmio_reg(0x020, 0), mmio_reg(0x024, 1),
+           mmio_reg(0x020, features_hi), mmio_reg(0x070, 11),
+           mmio_reg(0x070)]
+    for q in range(queues):
+        base = ring + q * 0x3000
+        ops += [mmio_reg(0x030, q), mmio_reg(0x044), mmio_reg(0x034),
+                mmio_reg(0x038, qsize), mmio_reg(0x080, base),
+                mmio_reg(0x084, 0), mmio_reg(0x090, base + 0x1000),
+                mmio_reg(0x094, 0), mmio_reg(0x0a0, base + 0x2000),
+                mmio_reg(0x0a4, 0), mmio_reg(0x044, 1)]
+    ops.append(mmio_reg(0x070, 15))
+    return b"".join(ops)
+
+
+@target
+def seeds_mmio():
+    hdr = bytes([0, 7, 2])  # 1 queue, QueueNumMax 256, EVENT_IDX offered
+    write("fuzz_mmio", "driver-ok", hdr + mmio_driver_ok())
+    write("fuzz_mmio", "driver-ok-4q-kick-ack",
+          bytes([3, 7, 2]) + mmio_driver_ok(4, 128) +
+          mmio_reg(0x050, 2) + mmio_reg(0x050, 9) +
+          struct.pack("<BBBI", 3, 1, 0, 0) + b"\0" +   # queue interrupt
+          mmio_reg(0x060) + mmio_reg(0x064, 1) + mmio_reg(0x060))
+    # Rewrites after DRIVER_OK, a NEEDS_RESET, then reset and again.
+    write("fuzz_mmio", "rewrite-reset",
+          hdr + mmio_driver_ok() + mmio_reg(0x038, 16) +
+          mmio_reg(0x080, 0x5000) + mmio_reg(0x020, 0) +
+          struct.pack("<BBBI", 3, 0, 0, 0) + b"\0" + mmio_reg(0x070) +
+          mmio_reg(0x070, 0) + mmio_driver_ok())
+    # Refused negotiation: no VERSION_1; queue size above the maximum.
+    write("fuzz_mmio", "no-version-1", hdr + mmio_driver_ok(features_hi=0))
+    write("fuzz_mmio", "queue-above-max",
+          bytes([0, 3, 0]) + mmio_driver_ok(qsize=1024))
+    # Odd widths below 0x100 and config space accesses of every width.
+    odd = b"".join(struct.pack("<BHI", k, off, 0x12345678) + b"\x9a"
+                   for k, off in ((1 | 4, 0x70), (1 | 8, 0x71),
+                                  (1 | 16 | 4, 0x38), (1 | 24, 0xfc),
+                                  (2 | 4, 0), (2 | 8, 1), (2 | 16, 4),
+                                  (2 | 24 | 4, 0)))
+    write("fuzz_mmio", "odd-widths-config", hdr + odd)
+
+
 def main(argv):
     names = argv[1:] or sorted(GENERATORS)
     for n in names:

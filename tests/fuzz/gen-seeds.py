@@ -298,6 +298,104 @@ def seeds_mmio():
     write("fuzz_mmio", "odd-widths-config", hdr + odd)
 
 
+# ---- fuzz_pci: 2-byte header, 8-byte ops, see fuzz_op() ----
+W1, W2, W4, W8 = 0, 16, 32, 48
+
+
+def pci_op(kind, a=0, b=0, c=0, write=False, width=W4):
+    return struct.pack("<BBHI", kind | (8 if write else 0) | width, a, b, c)
+
+
+def pci_probe():
+    """What Linux does: scan slots through 0xcf8, size and program BAR 0,
+    enable memory decoding and bus mastering, walk the capabilities."""
+    ops = [pci_op(0, dev, 0) for dev in range(4)]          # vendor/device
+    ops += [pci_op(0, 1, 0x08), pci_op(0, 1, 0x0c), pci_op(0, 1, 0x2c),
+            pci_op(0, 1, 0x34, width=W1)]
+    ops += [pci_op(4, 0x80), pci_op(4, 0x40, 0, 0), pci_op(4, 6, 0, 0)]
+    ops += [pci_op(2, 1, off) for off in range(0x40, 0x80, 4)]  # caps
+    return b"".join(ops)
+
+
+@target
+def seeds_pci():
+    hdr = bytes([1, 7])  # 2 queues, QueueNumMax 256
+    write("fuzz_pci", "probe", hdr + pci_probe())
+    # The PCI_CFG window: read num_queues, write status, read ISR.
+    win = (pci_op(3, 0x01 | 0x10, 0x12) + pci_op(3, 0x00, 0x14, 1, True) +
+           pci_op(3, 0x00, 0x1000) + pci_op(3, 0x82, 0x14))
+    write("fuzz_pci", "window", hdr + pci_probe() + win)
+    # BAR accesses: common config, notify, MSI-X table; then BAR moves.
+    bar = (pci_op(5, 0, 0x12, width=W2) + pci_op(5, 0, 0x3004, 0, True) +
+           pci_op(5, 0, 0x4000, 0xfee00000, True) +
+           pci_op(5, 0, 0x400c, 0, True) + pci_op(5, 0, 0x5000) +
+           pci_op(4, 6, 0, 0x8000) + pci_op(5, 0, 0x3000, 0, True) +
+           pci_op(4, 0, 0, 0) + pci_op(5, 0, 0x12, width=W2))
+    write("fuzz_pci", "bar-moves", hdr + pci_probe() + bar)
+    # Odd ports and widths, ECAM beyond the slots, events.
+    odd = (pci_op(1, 0, 2, 0x80000800, True) + pci_op(1, 0, 3, width=W2) +
+           pci_op(1, 0, 7, width=W8) + pci_op(1, 0, 9, width=W4) +
+           pci_op(2, 0x80, 0, 0x100000 - 4) + pci_op(2, 3, 0xffc) +
+           pci_op(2, 1, 0x100, width=W8) + pci_op(7, 0, 0) +
+           pci_op(7, 1, 0) + pci_op(7, 2, 0))
+    write("fuzz_pci", "odd-accesses", hdr + odd)
+
+
+# ---- fuzz_virtio_pci: 4-byte header, 8-byte ops, see fuzz_op() ----
+def vp_common(field, value=None, part=0):
+    """Common config field by index (0 dfselect .. 15 queue_used)."""
+    w = value is not None
+    return pci_op(0, field | part << 4 | 0x80, (value or 0) >> 32 & 0xffff,
+                  (value or 0) & 0xffffffff, w)
+
+
+def vp_driver_ok(queues=1, qsize=64, ring=0x1000):
+    """virtio_pci_modern probe: features, queues, DRIVER_OK."""
+    ops = [vp_common(6, 0), vp_common(6, 1), vp_common(6, 3),
+           vp_common(0, 0), vp_common(1), vp_common(0, 1), vp_common(1),
+           vp_common(2, 0), vp_common(3, 0), vp_common(2, 1),
+           vp_common(3, 1), vp_common(6, 11), vp_common(6),
+           vp_common(4, 0), vp_common(4), vp_common(5)]
+    for q in range(queues):
+        base = ring + q * 0x3000
+        ops += [vp_common(8, q), vp_common(9), vp_common(9, qsize),
+                vp_common(10, q + 1), vp_common(10), vp_common(12),
+                vp_common(13, base), vp_common(14, base + 0x1000),
+                vp_common(15, base + 0x2000), vp_common(11, 1)]
+    ops.append(vp_common(6, 15))
+    return b"".join(ops)
+
+
+def vp_msix(entry, field, value=None):
+    return pci_op(3, entry, field, value or 0, value is not None)
+
+
+@target
+def seeds_virtio_pci():
+    hdr = bytes([1, 7, 2, 3])  # 2 queues, max 256, EVENT_IDX; BAR + MSI-X
+    table = b"".join(vp_msix(v, 0, 0xfee00000) + vp_msix(v, 2, 0x4020 + v) +
+                     vp_msix(v, 3, 0) for v in range(3))
+    write("fuzz_virtio_pci", "driver-ok-msix",
+          hdr + table + vp_driver_ok(2) + pci_op(2, 1, 0, 1, True) +
+          pci_op(7, 0, 1) + pci_op(7, 1, 0) + vp_msix(1, 3))
+    # Masked vectors pend in the PBA; unmasking delivers them.
+    write("fuzz_virtio_pci", "mask-pba",
+          hdr + vp_msix(1, 0, 0xfee00000) + vp_msix(1, 3, 1) +
+          vp_driver_ok(1) + pci_op(7, 0, 0) + pci_op(4) +
+          vp_msix(1, 3, 0) + pci_op(4) + pci_op(5, 0, 0, 0xc000, True) +
+          pci_op(7, 0, 0) + pci_op(5, 1, 0, 0x8000, True))
+    # INTx-less without MSI-X: the ISR only; reading it clears it.
+    write("fuzz_virtio_pci", "isr", bytes([0, 7, 0, 1]) + vp_driver_ok() +
+          pci_op(7, 0, 0) + pci_op(6, 0, 0, width=W1) +
+          pci_op(6, 0, 0, width=W1) + pci_op(6, 1, 0, width=W8))
+    # Narrow and odd accesses to common config; reset after DRIVER_OK.
+    write("fuzz_virtio_pci", "parts-reset",
+          hdr + vp_driver_ok() + vp_common(13, 0x9000, 2) +
+          pci_op(0, 13 | 0x40 | 0x20, 0, 0, True) +
+          pci_op(1, 0, 0x17, 0, True, W2) + pci_op(1, 0, 0xffe, 0, False, W4) +
+          vp_common(6, 0) + vp_common(9) + vp_common(6, 1))
+
+
 def main(argv):
     names = argv[1:] or sorted(GENERATORS)
     for n in names:

@@ -76,6 +76,8 @@ struct fuzz_desc_read {
 
 struct fuzz_hook {
 	bool in_pop;      /* races fire only inside virtq_pop() */
+	const uint8_t *table;  /* the descriptor table being walked */
+	uint64_t table_len;
 	bool off;         /* bulk runs: no races, no log */
 	unsigned int armed; /* races waiting */
 	uint32_t reads;   /* guest reads since the pop began */
@@ -122,6 +124,11 @@ FUZZ_HARNESS static void *fuzz_guest_copy(void *dst, const void *src,
 					 size_t n)
 {
 	fuzz_hook_read();
+	/* Each descriptor read lies inside the table the walk is in. */
+	if (n == 16 && hook.in_pop &&
+	    ((const uint8_t *)src < hook.table ||
+	     (uint64_t)((const uint8_t *)src - hook.table) > hook.table_len - 16))
+		abort();
 	memcpy(dst, src, n);
 	if (n == 16 && !hook.off && hook.nr_desc < FUZZ_LOG) {
 		struct fuzz_desc_read *d = &hook.desc[hook.nr_desc++];
@@ -136,6 +143,20 @@ FUZZ_HARNESS static void *fuzz_guest_copy(void *dst, const void *src,
 		d->addr = le64toh(a);
 		d->len = le32toh(l);
 		d->flags = le16toh(f);
+	}
+	if (n == 16 && hook.in_pop) {
+		uint64_t a;
+		uint32_t l;
+		uint16_t f;
+
+		memcpy(&a, dst, 8);
+		memcpy(&l, (const uint8_t *)dst + 8, 4);
+		memcpy(&f, (const uint8_t *)dst + 12, 2);
+		/* An INDIRECT descriptor moves the walk to its table. */
+		if (le16toh(f) & VIRTQ_DESC_F_INDIRECT) {
+			hook.table = fuzz_host(le64toh(a), le32toh(l));
+			hook.table_len = le32toh(l);
+		}
 	}
 	return dst;
 }
@@ -302,6 +323,8 @@ FUZZ_HARNESS static int fuzz_pop(void)
 	hook.reads = 0;
 	hook.nr_desc = 0;
 	hook.in_pop = true;
+	hook.table = drv.vq.desc;
+	hook.table_len = VIRTQ_DESC_BYTES(drv.qsize);
 	r = virtq_pop(&drv.vq, e);
 	hook.in_pop = false;
 	/* Walks are bounded: two index loads, then at most a table each. */

@@ -396,6 +396,60 @@ def seeds_virtio_pci():
           vp_common(6, 0) + vp_common(9) + vp_common(6, 1))
 
 
+# ---- fuzz_blk: 6-byte header, 12-byte requests, see fuzz_build() ----
+IN, OUT, FLUSH, GET_ID, DISCARD, WZ, BADTYPE, NOSTATUS = range(8)
+
+
+def blk_hdr(size=0, align=0, ro=False, discard=True, wz=True, unsafe=False,
+            qsize=4, event_idx=True, negotiate=6, fault_every=0, fault=0):
+    b1 = align | (4 if ro else 0) | (8 if discard else 0)
+    b1 |= (16 if wz else 0) | (32 if unsafe else 0)
+    return bytes([size, b1, qsize, (1 if event_idx else 0) | negotiate,
+                  fault_every, fault])
+
+
+def blk_req(kind, sector=0, nbytes=4096, layout=0, seed=1, mis=0,
+            flags=0):
+    """nbytes: a multiple of 512 (or any value below 0x8000 as is)."""
+    l16 = nbytes // 512 if nbytes % 512 == 0 and nbytes < 64 * 512 \
+        else 0x8000 | nbytes
+    return struct.pack("<BBIHBBBB", kind, layout, sector, l16, seed, mis,
+                       flags, 0)
+
+
+@target
+def seeds_blk():
+    each = (blk_req(OUT, 8, 4096, seed=3) + blk_req(IN, 8, 4096) +
+            blk_req(FLUSH) + blk_req(GET_ID, 0, 512) +
+            blk_req(DISCARD, 16, 1024) + blk_req(WZ, 24, 2048, flags=1) +
+            blk_req(IN, 16, 1024) + blk_req(IN, 24, 2048))
+    write("fuzz_blk", "each-type", blk_hdr() + each)
+    # O_DIRECT with 4 KiB blocks: misaligned buffers bounce, sub-block
+    # offsets and lengths go through read-modify-write.
+    rmw = (blk_req(OUT, 1, 1536, layout=0x32, seed=5, mis=3) +
+           blk_req(IN, 0, 4096, mis=1) +
+           blk_req(OUT, 7, 512, seed=9) + blk_req(IN, 6, 2048, layout=2) +
+           blk_req(OUT, 8, 8192, seed=2) + blk_req(IN, 8, 8192, mis=7))
+    write("fuzz_blk", "direct-rmw", blk_hdr(align=2, qsize=5) + rmw)
+    write("fuzz_blk", "direct-512",
+          blk_hdr(size=2, align=1, qsize=2) + rmw)
+    # Faults: short transfers, EINTR, EIO every few kernel calls.
+    for kind in range(4):
+        write("fuzz_blk", "faults-%d" % kind,
+              blk_hdr(align=2, qsize=5, fault_every=3, fault=kind) + rmw)
+    # Refused: beyond capacity, misaligned length, read-only, bad flags,
+    # unknown type, no status byte.
+    bad = (blk_req(OUT, 127, 1024) + blk_req(IN, 200) +
+           blk_req(OUT, 0, 100) + blk_req(DISCARD, 0, 512, flags=1) +
+           blk_req(WZ, 0, 512, flags=2) + blk_req(BADTYPE) +
+           blk_req(NOSTATUS, 0, 512) + blk_req(NOSTATUS, 0, 0) +
+           blk_req(IN, 128, 0) + blk_req(IN, 0, 0))
+    write("fuzz_blk", "refused", blk_hdr() + bad)
+    write("fuzz_blk", "readonly", blk_hdr(ro=True, unsafe=True) + each)
+    write("fuzz_blk", "odd-size-no-direct",
+          blk_hdr(size=3, align=2, negotiate=0) + each)
+
+
 def main(argv):
     names = argv[1:] or sorted(GENERATORS)
     for n in names:

@@ -11,6 +11,10 @@ set(MICROVM_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(MICROVM_FUZZ_SECONDS 10)
 
 find_program(MICROVM_CLANG clang)
+# The clang build below is a custom command: list the headers it reads so
+# that editing one rebuilds the targets (CMake scans only its own builds).
+file(GLOB_RECURSE MICROVM_FUZZ_HEADERS CONFIGURE_DEPENDS
+	${MICROVM_FUZZ_DIR}/*.h ${PROJECT_SOURCE_DIR}/src/*.h)
 
 # With a non-clang tree compiler, a clang on PATH still builds the
 # libFuzzer target (outside CMake's toolchain), so the short fuzz run
@@ -29,6 +33,7 @@ function(microvm_fuzz_with_clang name short lib_sources seeds)
 			-I${PROJECT_SOURCE_DIR}/src
 			${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources} -o ${out}
 		DEPENDS ${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
+			${MICROVM_FUZZ_HEADERS}
 		COMMENT "Building ${name} with clang/libFuzzer")
 	add_custom_target(${name}_clang_build ALL DEPENDS ${out})
 	add_test(NAME fuzz.${short} COMMAND ${out}

@@ -551,11 +551,24 @@ static void fuzz_device_event(unsigned int what, unsigned int arg)
 			abort();
 		fuzz_check_vector(fp.vp.config_vector, false);
 		break;
-	case 2:
+	case 2: {
+		bool was = atomic_load(&fp.vdev.needs_reset);
+		bool ok = fp.vdev.status & VIRTIO_STATUS_DRIVER_OK;
+		unsigned int i;
+
 		virtio_dev_broken(&fp.vdev, "fuzz");
 		if (!(virtio_get_status(&fp.vdev) & VIRTIO_STATUS_NEEDS_RESET))
 			abort();
+		if (!was && ok) {
+			/* The first NEEDS_RESET of a live device: config irq. */
+			fuzz_check_vector(fp.vp.config_vector, false);
+			break;
+		}
+		for (i = 0; i < fp.vp.nr_vectors; i++)
+			if (evfd_drain(fp.vp.irqfd[i]))
+				abort(); /* told once only (virtio_dev_broken()) */
 		break;
+	}
 	default:
 		fuzz_fd.fail_start = true;
 		break;

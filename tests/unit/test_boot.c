@@ -513,6 +513,15 @@ static size_t bad_no_body(uint8_t *b)
 	return BZ_SETUP_LEN;
 }
 
+/* A body that ends before startup_64 at +0x200 (found by fuzz_boot). */
+static size_t bad_short_body(uint8_t *b)
+{
+	build_bz(b);
+	bz_hdr(b)->syssize = 0x100 / 16;
+	bz_hdr(b)->init_size = 0;
+	return BZ_SETUP_LEN + 0x100;
+}
+
 static size_t bad_proto_205(uint8_t *b)
 {
 	size_t n = build_bz(b);
@@ -712,6 +721,8 @@ static const struct bad_row {
 	{ "body cut", bad_body_cut, 0, 0, 0, -EINVAL, KERNEL,
 	  "truncated (syssize needs 8192 bytes" },
 	{ "no body", bad_no_body, 0, 0, 0, -EINVAL, KERNEL, "truncated" },
+	{ "body ends before the 64-bit entry", bad_short_body, 0, 0, 0,
+	  -EINVAL, KERNEL, "64-bit entry at +0x200 is past the 256-byte" },
 	{ "protocol 2.05", bad_proto_205, 0, 0, 0, -EINVAL, KERNEL,
 	  "boot protocol 2.05 too old (need 2.06 or newer)" },
 	{ "protocol 2.10", bad_proto_210, 0, 0, 0, -EINVAL, KERNEL,

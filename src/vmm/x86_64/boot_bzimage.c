@@ -89,6 +89,11 @@ static int bz_check_size(struct boot_ctx *c, struct bz_image *bz)
 				  "truncated (syssize needs %llu bytes after the %zu-byte setup, file has %zu)",
 				  (unsigned long long)sys, bz->setup_len,
 				  bz->body_len);
+	/* startup_64 is part of the image, not whatever RAM follows it. */
+	if (bz->body_len <= BZ_ENTRY64_OFFSET)
+		return boot_kfail(c, -EINVAL,
+				  "truncated (the 64-bit entry at +0x%x is past the %zu-byte kernel)",
+				  BZ_ENTRY64_OFFSET, bz->body_len);
 	return 0;
 }
 

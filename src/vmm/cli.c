@@ -387,7 +387,8 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 	cfg->cpus = 1;
 	cfg->memory = CONFIG_DEFAULT_MEMORY;
 	cfg->memory_arg = CONFIG_DEFAULT_MEMORY_ARG;
-	optind = 1;
+	/* 0, not 1: glibc then forgets the argv of any earlier scan. */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt == OPT_HELP) {

@@ -10,7 +10,6 @@
 #include "vmm/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,24 +78,6 @@ static void fuzz_one_disk(const char *spec)
 		abort();
 }
 
-/*
- * getopt_long keeps a pointer into the last argv it scanned; cli_parse()
- * restarts the scan with optind = 1, which glibc treats as "continue".
- * optind = 0 is glibc's full reinitialisation, done here on a dummy argv
- * so that no pointer into a freed input survives between runs.
- */
-static void fuzz_reset_getopt(void)
-{
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
-	char arg0[] = "microvm";
-	char *dummy[] = { arg0, NULL };
-
-	optind = 0;
-	opterr = 0;
-	while (getopt_long(1, dummy, "", none, NULL) != -1)
-		;
-}
-
 static void fuzz_argv(char **argv, int argc)
 {
 	char err[FUZZ_ERR_LEN] = { 0 };
@@ -105,7 +86,6 @@ static void fuzz_argv(char **argv, int argc)
 	unsigned int i;
 
 	memset(&cfg, 0, sizeof(cfg));
-	fuzz_reset_getopt();
 	res = cli_parse(argc, argv, &cfg, err, sizeof(err));
 	if (res == CLI_ERROR) {
 		fuzz_check_err(err);

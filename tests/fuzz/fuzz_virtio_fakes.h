@@ -26,13 +26,6 @@
 #define FUZZ_MAX_IRQFD 80
 #define FUZZ_FAKE_CFG 8
 
-/*
- * Defect 2 of issue 7 (a queue size above QueueNumMax is accepted): 1
- * makes start() insist on size <= max_size. Off until that fix lands.
- */
-#ifndef FUZZ_QUEUE_MAX_CHECK
-#define FUZZ_QUEUE_MAX_CHECK 0
-#endif
 
 struct fuzz_ioev {
 	uint64_t addr;
@@ -181,7 +174,7 @@ static int fuzz_fake_start(struct virtio_dev *vdev)
 		    q->size > VIRTQ_MAX_SIZE || (q->size & (q->size - 1)) ||
 		    !guest_mem_ptr(vdev->gm, q->desc, VIRTQ_DESC_BYTES(q->size)))
 			abort();
-		if (FUZZ_QUEUE_MAX_CHECK && q->size > q->max_size)
+		if (q->size > q->max_size)
 			abort(); /* §4.2.2.2 / §4.1.4.3: refuse above the max */
 	}
 	d->starts++;

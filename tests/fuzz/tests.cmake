@@ -16,6 +16,12 @@ find_program(MICROVM_CLANG clang)
 file(GLOB_RECURSE MICROVM_FUZZ_HEADERS CONFIGURE_DEPENDS
 	${MICROVM_FUZZ_DIR}/*.h ${PROJECT_SOURCE_DIR}/src/*.h)
 
+# Libraries every target may need: threads are started by the blk queue
+# and the UART's output buffer, and each such thread confines itself
+# through util/confine.c (libseccomp).
+set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} -lpthread)
+set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c)
+
 # With a non-clang tree compiler, a clang on PATH still builds the
 # libFuzzer target (outside CMake's toolchain), so the short fuzz run
 # happens in every build that has clang installed, CI's included.
@@ -31,7 +37,8 @@ function(microvm_fuzz_with_clang name short lib_sources seeds)
 			-fsanitize=fuzzer,address,undefined
 			-fno-sanitize-recover=undefined
 			-I${PROJECT_SOURCE_DIR}/src
-			${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources} -o ${out}
+			${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
+			${MICROVM_FUZZ_LIBS} -o ${out}
 		DEPENDS ${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
 			${MICROVM_FUZZ_HEADERS}
 		COMMENT "Building ${name} with clang/libFuzzer")
@@ -68,6 +75,7 @@ function(microvm_fuzz_target name)
 			-fno-sanitize-recover=undefined)
 		target_link_options(${name} PRIVATE
 			-fsanitize=fuzzer,address,undefined)
+		target_link_libraries(${name} PRIVATE ${MICROVM_FUZZ_LIBS})
 		# New inputs go to the build tree; the seeds stay read-only.
 		add_test(NAME fuzz.${short} COMMAND ${name}
 			-max_total_time=${MICROVM_FUZZ_SECONDS} -max_len=20000
@@ -84,6 +92,8 @@ function(microvm_fuzz_target name)
 			${MICROVM_FUZZ_DIR}/fuzz_replay.c ${lib_sources})
 		target_include_directories(${name}_replay PRIVATE
 			${PROJECT_SOURCE_DIR}/src)
+		target_link_libraries(${name}_replay PRIVATE
+			${MICROVM_FUZZ_LIBS})
 		add_test(NAME fuzz.${short}_replay COMMAND ${name}_replay
 			${seeds})
 		set_tests_properties(fuzz.${short}_replay PROPERTIES
@@ -96,7 +106,7 @@ microvm_fuzz_target(fuzz_virtq util/guest_mem.c)
 microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c
 	virtio/blk_req.c virtio/disk_queue.c virtio/disk_req.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c
-	util/log.c util/defer_call.c)
+	util/log.c util/defer_call.c ${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_virtio_pci devices/pci.c virtio/pci.c
@@ -107,6 +117,7 @@ microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c
 	util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c
 	vmm/x86_64/boot_elf.c util/guest_mem.c)
-microvm_fuzz_target(fuzz_cli vmm/cli.c)
+microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c
-	devices/i8042.c devices/exitdev.c util/evloop.c util/log.c)
+	devices/i8042.c devices/exitdev.c util/evloop.c util/log.c
+	util/outbuf.c ${MICROVM_FUZZ_CONFINE})

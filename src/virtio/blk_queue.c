@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/confine.h"
 #include "util/defer_call.h"
 #include "util/evloop.h"
 #include "virtio/blk_priv.h"
-#include "util/confine.h"
 
 /* epoll tags of a queue thread. */
 enum { BQ_TAG_KICK, BQ_TAG_DISK, BQ_TAG_STOP, BQ_TAG_COUNT };

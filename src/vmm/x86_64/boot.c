@@ -136,8 +136,21 @@ int boot_check_ram(struct boot_ctx *c, uint64_t end)
 	const uint64_t mib = 1ULL << 20;
 	char have[32], need[32];
 
-	if (end <= c->low_end)
+	/*
+	 * The kernel may claim up to end (init_size, p_memsz) without the
+	 * loader writing it, so check that guest memory really backs it
+	 * from 1 MiB, not only that --memory says it should.
+	 */
+	if (end <= c->low_end &&
+	    guest_mem_ptr(c->gm, LAYOUT_HIMEM_START,
+			  end > LAYOUT_HIMEM_START ? end - LAYOUT_HIMEM_START
+						   : 0))
 		return 0;
+	if (end <= c->low_end)
+		return boot_kfail(c, -EFAULT,
+				  "needs RAM up to 0x%llx, but guest memory ends at 0x%llx",
+				  (unsigned long long)end,
+				  (unsigned long long)guest_mem_end(c->gm));
 	boot_fmt_size(c->cfg->ram_size, have, sizeof(have));
 	if (end > MMIO_HOLE_START)
 		return boot_kfail(c, -ENOSPC,

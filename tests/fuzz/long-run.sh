@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # One long libFuzzer run of a target, as recorded in tests/fuzz/README.md:
 # 10 million executions or one hour, whichever comes first, at low
-# priority, starting from the checked-in seeds. New inputs go to a working
+# priority (NICE, default 19), starting from the checked-in seeds. New inputs go to a working
 # corpus outside the tree; a crash leaves crash-* in the log directory.
 #
 #   tests/fuzz/long-run.sh BINARY NAME [LOGDIR] [extra libFuzzer flags]
@@ -19,7 +19,7 @@ logdir=${3:-${TMPDIR:-/tmp}/microvm-fuzz}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$logdir/$name.corpus"
 cd "$logdir"
-exec nice -n 19 "$bin" -runs=${RUNS:-10000000} \
+exec nice -n "${NICE:-19}" "$bin" -runs=${RUNS:-10000000} \
 	-max_total_time=${MAX_TIME:-3600} -max_len=20000 \
 	-print_final_stats=1 -artifact_prefix="$logdir/$name-" "$@" \
 	"$logdir/$name.corpus" "$here/corpus/$name" >"$logdir/$name.log" 2>&1

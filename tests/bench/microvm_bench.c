@@ -92,6 +92,8 @@ static struct {
 	unsigned int qds[MAX_LIST], nr_qd;
 	unsigned int queues[MAX_LIST], nr_queues;
 	unsigned int seq_qd;
+	const char *disks;   /* NULL: every backing */
+	const char *rws;     /* NULL: every workload */
 	bool no_fio;
 	bool event_idx;
 	bool seccomp;
@@ -120,7 +122,11 @@ static const char usage[] =
 "  --qd LIST      queue depths, comma-separated (default 1,16,64,128)\n"
 "  --queues LIST  queue counts (default 1,2; at most 8)\n"
 "  --direct-dir   where the O_DIRECT file goes (default .)\n"
-"  --csv FILE     every row as CSV\n";
+"  --csv FILE     every row as CSV\n"
+"  --disks LIST   backings to run: shm (page cache), direct (O_DIRECT)\n"
+"  --rw LIST      workloads to run: randread, randwrite, read (64k seq)\n"
+"  --no-event-idx negotiate without VIRTIO_F_EVENT_IDX\n"
+"  --seccomp off  leave the I/O threads unconfined (profilers)\n";
 
 static int parse_list(const char *s, unsigned int *out, unsigned int *n,
 		      unsigned int max)
@@ -154,6 +160,8 @@ static void parse_args(int argc, char **argv)
 		{ "no-fio", no_argument, NULL, 'F' },
 		{ "direct-dir", required_argument, NULL, 'd' },
 		{ "csv", required_argument, NULL, 'c' },
+		{ "disks", required_argument, NULL, 'D' },
+		{ "rw", required_argument, NULL, 'r' },
 		{ "no-event-idx", no_argument, NULL, 'e' },
 		{ "seccomp", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -203,6 +211,12 @@ static void parse_args(int argc, char **argv)
 		case 'c':
 			opt.csv = optarg;
 			break;
+		case 'D':
+			opt.disks = optarg;
+			break;
+		case 'r':
+			opt.rws = optarg;
+			break;
 		case 'e':
 			opt.event_idx = false;
 			break;
@@ -234,6 +248,20 @@ bad:
 	fprintf(stderr, "microvm-bench: bad value '%s' for --%s\n", optarg,
 		lo[i].name ? lo[i].name : "?");
 	exit(1);
+}
+
+/* Is @name in the comma-separated @list (NULL: everything)? */
+static bool selected(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	if (!list)
+		return true;
+	for (p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
 }
 
 /* ---- the fake transport: notify() is the irqfd write ---- */
@@ -643,11 +671,13 @@ int main(int argc, char **argv)
 	for (b = 0; b < 2; b++) {
 		struct backing *bk = &bks[b];
 
-		if (make_file(bk))
+		if (!selected(opt.disks, bk->name) || make_file(bk))
 			continue;
 		for (wi = 0; wi < NR_WORKLOADS; wi++) {
 			const struct workload *w = &workloads[wi];
 
+			if (!selected(opt.rws, w->rw))
+				continue;
 			for (qi = 0; qi < opt.nr_qd; qi++) {
 				unsigned int qd = w->all_qd ? opt.qds[qi] :
 							      opt.seq_qd;

@@ -78,8 +78,12 @@ struct row {
 	double p50_us, p99_us;
 	double cpu_us_per_req;
 	double irq_per_req, enters_per_req, kicks_per_req, batch;
+	double ratio;              /* to fio's IOPS in the same round; < 0 n/a */
+	double iops_min, iops_max; /* over the --repeat rounds */
 	uint64_t requests, errors;
 };
+
+#define MAX_REPEAT 9
 
 /* ---- options ---- */
 
@@ -92,6 +96,7 @@ static struct {
 	unsigned int qds[MAX_LIST], nr_qd;
 	unsigned int queues[MAX_LIST], nr_queues;
 	unsigned int seq_qd;
+	unsigned int repeat;
 	const char *disks;   /* NULL: every backing */
 	const char *rws;     /* NULL: every workload */
 	bool no_fio;
@@ -107,6 +112,7 @@ static struct {
 	.queues = { 1, 2 },
 	.nr_queues = 2,
 	.seq_qd = 16,
+	.repeat = 1,
 	.event_idx = true,
 	.seccomp = true,
 };
@@ -115,6 +121,7 @@ static const char usage[] =
 "usage: microvm-bench [--quick] [--ms N] [--size MiB] [--qd LIST]\n"
 "                     [--queues LIST] [--fio PATH | --no-fio]\n"
 "                     [--direct-dir DIR] [--csv FILE] [--no-event-idx]\n"
+"                     [--disks LIST] [--rw LIST] [--repeat N]\n"
 "                     [--seccomp on|off]\n"
 "  --quick        smoke run: 100 ms per scenario, 16 MiB files\n"
 "  --ms N         milliseconds per scenario (default 2000)\n"
@@ -125,6 +132,8 @@ static const char usage[] =
 "  --csv FILE     every row as CSV\n"
 "  --disks LIST   backings to run: shm (page cache), direct (O_DIRECT)\n"
 "  --rw LIST      workloads to run: randread, randwrite, read (64k seq)\n"
+"  --repeat N     N rounds of fio, defer on, defer off per scenario; each\n"
+"                 column is the median over the rounds (1-9, default 1)\n"
 "  --no-event-idx negotiate without VIRTIO_F_EVENT_IDX\n"
 "  --seccomp off  leave the I/O threads unconfined (profilers)\n";
 
@@ -162,6 +171,7 @@ static void parse_args(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "disks", required_argument, NULL, 'D' },
 		{ "rw", required_argument, NULL, 'r' },
+		{ "repeat", required_argument, NULL, 'R' },
 		{ "no-event-idx", no_argument, NULL, 'e' },
 		{ "seccomp", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -216,6 +226,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'r':
 			opt.rws = optarg;
+			break;
+		case 'R':
+			v = strtoul(optarg, &end, 10);
+			if (*end || v < 1 || v > MAX_REPEAT)
+				goto bad;
+			opt.repeat = (unsigned int)v;
 			break;
 		case 'e':
 			opt.event_idx = false;
@@ -544,10 +560,10 @@ static bool uring_works(void)
 static FILE *csv;
 static bool have_fio;
 
-static void fmt_ratio(char *buf, size_t n, double ours, double fio_iops)
+static void fmt_ratio(char *buf, size_t n, double ratio)
 {
-	if (have_fio && fio_iops > 0)
-		snprintf(buf, n, "%.2f", ours / fio_iops);
+	if (ratio >= 0)
+		snprintf(buf, n, "%.2f", ratio);
 	else
 		snprintf(buf, n, "n/a");
 }
@@ -563,7 +579,7 @@ static void print_header(void)
 		fprintf(csv, "disk,rw,bs,qd,queues,defer,iops,fio_iops,ratio,"
 			"p50_us,p99_us,fio_p50_us,fio_p99_us,cpu_us_per_req,"
 			"irqfd_per_req,uring_enter_per_req,kicks_per_req,"
-			"reqs_per_batch,requests,errors\n");
+			"reqs_per_batch,iops_min,iops_max,requests,errors\n");
 }
 
 static void print_row(const struct backing *bk, const struct workload *w,
@@ -573,7 +589,7 @@ static void print_row(const struct backing *bk, const struct workload *w,
 {
 	char ratio[16], fiops[16], f50[16], f99[16];
 
-	fmt_ratio(ratio, sizeof(ratio), r->iops, f->iops);
+	fmt_ratio(ratio, sizeof(ratio), r->ratio);
 	if (have_fio && f->iops > 0) {
 		snprintf(fiops, sizeof(fiops), "%.0f", f->iops);
 		snprintf(f50, sizeof(f50), "%.1f", f->p50_us);
@@ -592,11 +608,11 @@ static void print_row(const struct backing *bk, const struct workload *w,
 	fflush(stdout);
 	if (csv)
 		fprintf(csv, "%s,%s,%u,%u,%u,%s,%.0f,%s,%s,%.2f,%.2f,%s,%s,"
-			"%.3f,%.4f,%.4f,%.4f,%.2f,%llu,%llu\n", bk->name,
-			w->rw, w->bs, qd, nq, kn->label, r->iops, fiops,
-			ratio, r->p50_us, r->p99_us, f50, f99,
+			"%.3f,%.4f,%.4f,%.4f,%.2f,%.0f,%.0f,%llu,%llu\n",
+			bk->name, w->rw, w->bs, qd, nq, kn->label, r->iops,
+			fiops, ratio, r->p50_us, r->p99_us, f50, f99,
 			r->cpu_us_per_req, r->irq_per_req, r->enters_per_req,
-			r->kicks_per_req, r->batch,
+			r->kicks_per_req, r->batch, r->iops_min, r->iops_max,
 			(unsigned long long)r->requests,
 			(unsigned long long)r->errors);
 }
@@ -614,6 +630,100 @@ static double loadavg(void)
 	return l;
 }
 
+/* ---- one scenario: --repeat rounds of fio, then each knob set ---- */
+
+static unsigned int rows, failed;
+static double key_ratio = -2, key_irq = -1;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of the @n values at @base, @stride bytes apart. */
+static double median(const void *base, size_t stride, unsigned int n)
+{
+	double v[MAX_REPEAT];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = *(const double *)((const char *)base + i * stride);
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MEDIAN(arr, field, n) \
+	median(&(arr)[0].field, sizeof((arr)[0]), (n))
+
+static void run_scenario(struct backing *bk, const struct workload *w,
+			 unsigned int qd, unsigned int nq, bool key)
+{
+	static struct row rs[NR_KNOBS][MAX_REPEAT];
+	struct fio_result fs[MAX_REPEAT] = { 0 }, fm = { 0 };
+	struct fio_job j = {
+		.fio = opt.fio, .file = bk->path, .rw = w->rw, .bs = w->bs,
+		.qd = qd, .jobs = nq, .direct = bk->direct, .ms = opt.ms,
+	};
+	unsigned int rep, ki, n = opt.repeat;
+	bool fio_ok = have_fio;
+
+	for (rep = 0; rep < n; rep++) {
+		if (fio_ok && fio_run(&j, &fs[rep]))
+			fio_ok = false;
+		for (ki = 0; ki < NR_KNOBS; ki++) {
+			struct row *r = &rs[ki][rep];
+
+			if (run_device(bk, w, qd, nq, &knob_sets[ki], r)) {
+				printf("%s %s qd %u nq %u defer %s: FAILED\n",
+				       bk->name, w->rw, qd, nq,
+				       knob_sets[ki].label);
+				failed++;
+				return;
+			}
+			if (r->errors)
+				failed++;
+			/* Side by side: each round against its own fio. */
+			r->ratio = fio_ok && fs[rep].iops > 0 ?
+				   r->iops / fs[rep].iops : -1;
+		}
+	}
+	if (fio_ok) {
+		fm.iops = MEDIAN(fs, iops, n);
+		fm.p50_us = MEDIAN(fs, p50_us, n);
+		fm.p99_us = MEDIAN(fs, p99_us, n);
+	}
+	for (ki = 0; ki < NR_KNOBS; ki++) {
+		struct row m = rs[ki][0], *a = rs[ki];
+
+		m.iops = MEDIAN(a, iops, n);
+		m.p50_us = MEDIAN(a, p50_us, n);
+		m.p99_us = MEDIAN(a, p99_us, n);
+		m.cpu_us_per_req = MEDIAN(a, cpu_us_per_req, n);
+		m.irq_per_req = MEDIAN(a, irq_per_req, n);
+		m.enters_per_req = MEDIAN(a, enters_per_req, n);
+		m.kicks_per_req = MEDIAN(a, kicks_per_req, n);
+		m.batch = MEDIAN(a, batch, n);
+		m.ratio = fio_ok ? MEDIAN(a, ratio, n) : -1;
+		m.iops_min = m.iops_max = a[0].iops;
+		for (rep = 1; rep < n; rep++) {
+			m.requests += a[rep].requests;
+			m.errors += a[rep].errors;
+			if (a[rep].iops < m.iops_min)
+				m.iops_min = a[rep].iops;
+			if (a[rep].iops > m.iops_max)
+				m.iops_max = a[rep].iops;
+		}
+		print_row(bk, w, qd, nq, &knob_sets[ki], &m, &fm);
+		rows++;
+		if (key && !knob_sets[ki].defer_off) {
+			key_ratio = m.ratio;
+			key_irq = m.irq_per_req;
+		}
+	}
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -622,8 +732,7 @@ int main(int argc, char **argv)
 		{ .name = "shm", .direct = false },
 		{ .name = "direct", .direct = true },
 	};
-	double key_ratio = -1, key_irq = -1, key_fio = 0;
-	unsigned int b, wi, qi, ni, ki, rows = 0, failed = 0, nq_max = 1;
+	unsigned int b, wi, qi, ni, nq_max = 1;
 	char err[256];
 
 	parse_args(argc, argv);
@@ -684,53 +793,11 @@ int main(int argc, char **argv)
 
 				if (!w->all_qd && qi)
 					break;
-				for (ni = 0; ni < opt.nr_queues; ni++) {
-					unsigned int nq = opt.queues[ni];
-					struct fio_result f = { 0 };
-					struct fio_job j = {
-						.fio = opt.fio,
-						.file = bk->path,
-						.rw = w->rw,
-						.bs = w->bs,
-						.qd = qd,
-						.jobs = nq,
-						.direct = bk->direct,
-						.ms = opt.ms,
-					};
-
-					if (have_fio && fio_run(&j, &f))
-						f.iops = 0;
-					for (ki = 0; ki < NR_KNOBS; ki++) {
-						const struct bench_knobs *kn =
-							&knob_sets[ki];
-						struct row r;
-
-						if (run_device(bk, w, qd, nq,
-							       kn, &r)) {
-							printf("%s %s qd %u "
-							       "nq %u defer "
-							       "%s: FAILED\n",
-							       bk->name, w->rw,
-							       qd, nq,
-							       kn->label);
-							failed++;
-							continue;
-						}
-						if (r.errors)
-							failed++;
-						print_row(bk, w, qd, nq, kn,
-							  &r, &f);
-						rows++;
-						if (b == 0 && wi == 0 &&
-						    qd == 64 && nq == 1 &&
-						    !kn->defer_off) {
-							key_ratio = r.iops;
-							key_fio = f.iops;
-							key_irq =
-							    r.irq_per_req;
-						}
-					}
-				}
+				for (ni = 0; ni < opt.nr_queues; ni++)
+					run_scenario(bk, w, qd, opt.queues[ni],
+						     b == 0 && wi == 0 &&
+						     qd == 64 &&
+						     opt.queues[ni] == 1);
 			}
 		}
 		drop_file(bk);
@@ -745,7 +812,7 @@ int main(int argc, char **argv)
 	} else {
 		char ratio[16];
 
-		fmt_ratio(ratio, sizeof(ratio), key_ratio, key_fio);
+		fmt_ratio(ratio, sizeof(ratio), key_ratio);
 		printf("ratio_vs_fio=%s irqfd_per_req=%.3f\n", ratio, key_irq);
 	}
 	return failed ? 1 : 0;

@@ -258,6 +258,7 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 		return -ENOMEM;
 	b->vdev = vdev;
 	b->disk = cfg->disk;
+	b->defer_off = cfg->defer_off;
 	ret = blk_set_serial(b, name, cfg->serial);
 	if (ret)
 		goto err_free;

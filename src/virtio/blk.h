@@ -16,6 +16,7 @@
 #ifndef MICROVM_BLK_H
 #define MICROVM_BLK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/guest_mem.h"
@@ -56,6 +57,9 @@ struct blk_config {
 				  * NULL to derive one from the image */
 	unsigned int num_queues; /* 1 .. VIRTIO_MAX_QUEUES */
 	uint16_t queue_size;     /* power of two, 2 .. VIRTQ_MAX_SIZE */
+	bool defer_off;          /* signal each completion as it is pushed
+				  * (still honouring the driver's
+				  * suppression), not once per batch */
 };
 
 struct blk_dev;

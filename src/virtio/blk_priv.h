@@ -52,6 +52,7 @@ struct blk_dev {
 	struct disk *disk;
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
+	bool defer_off;            /* blk_config.defer_off */
 	uint8_t config[BLK_CONFIG_BYTES];
 	struct log_ratelimit rl; /* start failures, under vdev->lock */
 	struct blk_queue queues[VIRTIO_MAX_QUEUES];

@@ -136,6 +136,14 @@ static int uring_queue_open(struct disk *d, unsigned int depth, int efd,
 	return 0;
 }
 
+/* Every submission goes through here: one io_uring_enter, counted. */
+static int uring_submit_enter(struct uring_queue *uq)
+{
+	atomic_fetch_add_explicit(&uq->q.disk->stats.enters, 1,
+				  memory_order_relaxed);
+	return io_uring_submit(&uq->ring);
+}
+
 static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 		       const struct disk_kcall *kc)
 {
@@ -144,7 +152,7 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 
 	if (!sqe) {
 		/* Only reachable if the core let more than depth in. */
-		io_uring_submit(&uq->ring);
+		uring_submit_enter(uq);
 		uq->queued = 0;
 		sqe = io_uring_get_sqe(&uq->ring);
 		assert(sqe);
@@ -187,7 +195,7 @@ static int uring_flush(struct disk_queue *q)
 	if (!uq->queued)
 		return 0;
 	do {
-		ret = io_uring_submit(&uq->ring);
+		ret = uring_submit_enter(uq);
 	} while (ret == -EINTR);
 	if (ret < 0) {
 		/* The SQEs stay in the ring; the reap path tries again. */
@@ -231,7 +239,7 @@ static void uring_queue_close(struct disk_queue *q)
 	int ret;
 
 	if (uq->queued)
-		io_uring_submit(&uq->ring);
+		uring_submit_enter(uq);
 	while (uq->in_kernel) {
 		ret = io_uring_wait_cqe(&uq->ring, &cqe);
 		if (ret == -EINTR)

@@ -35,11 +35,13 @@ static const char usage_text[] =
 "  --disk SPEC         a virtio-blk disk, repeatable (vda, vdb, ...):\n"
 "                      PATH[,readonly=on][,serial=ID]\n"
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
-"                      [,queues=N][,queue-size=N]\n"
+"                      [,queues=N][,queue-size=N][,defer=on|off]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
 "                      cache=unsafe IGNORES guest flushes: data the guest\n"
 "                      flushed can be lost if the host crashes.\n"
+"                      defer=off signals each completion at once instead of\n"
+"                      once per batch (for measuring; default on).\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print per-queue I/O counters at exit\n"
 "  --seccomp MODE      confine microvm's threads with seccomp filters:\n"
@@ -178,6 +180,13 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 		    (n & (n - 1)))
 			goto bad;
 		d->queue_size = n;
+	} else if (!strcmp(key, "defer")) {
+		if (!strcmp(val, "on"))
+			d->defer_off = false;
+		else if (!strcmp(val, "off"))
+			d->defer_off = true;
+		else
+			goto bad;
 	} else {
 		snprintf(err, errlen, "--disk %s: unknown key '%s'", d->spec,
 			 key);

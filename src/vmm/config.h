@@ -30,6 +30,7 @@ struct disk_config {
 	enum disk_transport transport;
 	unsigned int queues;     /* 0: default */
 	unsigned int queue_size; /* 0: default */
+	bool defer_off;          /* defer=off: signal per completion */
 };
 
 struct vm_config {

@@ -118,7 +118,8 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 {
 	const struct disk_config *dc = &m->cfg->disks[i];
 	struct machine_disk *md = &m->disks[i];
-	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial };
+	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial,
+				 .defer_off = dc->defer_off };
 	char name[8];
 	int ret;
 
@@ -210,7 +211,10 @@ void machine_close_disks(struct machine *m)
 	m->nr_disks = 0;
 }
 
-/* The image's failed requests per operation, bounces and continuations. */
+/*
+ * The image's failed requests per operation, bounces, continuations and
+ * io_uring submissions.
+ */
 static void disk_print_stats(struct machine_disk *md, int fd)
 {
 	struct disk_stats *s = &md->disk.stats;
@@ -218,7 +222,8 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 	dprintf(fd,
 		"microvm: stats %s disk: read-errors %llu write-errors %llu "
 		"flush-errors %llu discard-errors %llu write-zeroes-errors "
-		"%llu bounced %llu bounce-waits %llu resubmits %llu\n",
+		"%llu bounced %llu bounce-waits %llu resubmits %llu "
+		"uring-enters %llu\n",
 		md->vdev.name,
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
@@ -228,7 +233,8 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 			&s->errors[DISK_OP_WRITE_ZEROES]),
 		(unsigned long long)atomic_load(&s->bounced),
 		(unsigned long long)atomic_load(&s->bounce_waits),
-		(unsigned long long)atomic_load(&s->resubmits));
+		(unsigned long long)atomic_load(&s->resubmits),
+		(unsigned long long)atomic_load(&s->enters));
 }
 
 void machine_print_stats(struct machine *m, int fd)

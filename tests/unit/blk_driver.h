@@ -282,6 +282,8 @@ struct harness {
 };
 
 static struct harness h;
+/* blk_config.defer_off of the next dev_open(). */
+static bool dev_defer_off;
 
 static inline void fill_pattern(uint8_t *p, size_t n, unsigned int seed)
 {
@@ -304,6 +306,7 @@ static inline int dev_open(bool readonly, unsigned int nq, const char *serial)
 		.serial = serial,
 		.num_queues = nq,
 		.queue_size = QSZ,
+		.defer_off = dev_defer_off,
 	};
 	char err[256];
 	unsigned int i;

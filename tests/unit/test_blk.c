@@ -310,6 +310,59 @@ static void test_event_idx(void)
 	drv_start(default_features());
 }
 
+/*
+ * defer=off: each completion signals as it is pushed, one interrupt per
+ * request of a single kick, yet the driver's suppression still holds:
+ * NO_INTERRUPT, and with EVENT_IDX a used_event far ahead (§2.7.7).
+ */
+static void test_defer_off(void)
+{
+	struct virtio_queue_stats *st;
+	unsigned int k, irq0;
+	uint64_t sig0;
+	uint16_t idx;
+
+	dev_defer_off = true;
+	if (dev_open(false, 1, SERIAL)) {
+		CHECK(0);
+		dev_defer_off = false;
+		return;
+	}
+	dev_defer_off = false;
+	drv_start(default_features());
+	st = &h.vdev.queues[0].stats;
+	sig0 = atomic_load(&st->signals);
+	irq0 = atomic_load(&notify_count[0]);
+	for (k = 0; k < SLOTS; k++)
+		req_add(0, k, VIRTIO_BLK_T_IN, k, 512, true);
+	CHECK(go(0, SLOTS));
+	quiesce(0);
+	CHECK_EQ(atomic_load(&notify_count[0]) - irq0, SLOTS);
+	CHECK_EQ(atomic_load(&st->signals) - sig0, SLOTS);
+
+	/* The driver asks for no interrupts: none, deferral or not. */
+	put_le(RING_GPA(0) + AVAIL_OFF, VIRTQ_AVAIL_F_NO_INTERRUPT, 2);
+	irq0 = atomic_load(&notify_count[0]);
+	idx = used_idx(0);
+	for (k = 0; k < SLOTS; k++)
+		req_add(0, k, VIRTIO_BLK_T_IN, k, 512, true);
+	CHECK(go(0, SLOTS));
+	quiesce(0);
+	CHECK_EQ(atomic_load(&notify_count[0]) - irq0, 0);
+	CHECK(used_is_permutation(0, idx, SLOTS));
+
+	set_status(0);
+	drv_start(h.vdev.host_features);
+	set_used_event(0, 0x8000);
+	irq0 = atomic_load(&notify_count[0]);
+	for (k = 0; k < SLOTS; k++)
+		req_add(0, k, VIRTIO_BLK_T_IN, k, 512, true);
+	CHECK(go(0, SLOTS));
+	quiesce(0);
+	CHECK_EQ(atomic_load(&notify_count[0]) - irq0, 0);
+	dev_close();
+}
+
 static void run_engine(void)
 {
 	if (dev_open(false, 1, SERIAL)) {
@@ -328,6 +381,7 @@ static void run_engine(void)
 	test_seg_max();
 	test_event_idx();
 	dev_close();
+	test_defer_off();
 }
 
 int main(void)

@@ -58,6 +58,15 @@ static void test_disk_ok(void)
 	CHECK(!d.readonly);
 	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
 	CHECK_EQ(d.transport, DISK_TRANSPORT_PCI);
+	CHECK(!d.defer_off);
+	free(d.path);
+
+	CHECK_EQ(cli_parse_disk("a.img,defer=off", &d, err, sizeof(err)), 0);
+	CHECK(d.defer_off);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,defer=off,defer=on", &d, err,
+				sizeof(err)), 0);
+	CHECK(!d.defer_off);
 	free(d.path);
 
 	CHECK_EQ(cli_parse_disk("a.img,readonly=on,serial=abc,cache=unsafe,"
@@ -91,6 +100,8 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	{ "a.img,queue-size=4096", "4096" },
 	{ "a.img,serial=123456789012345678901", "123456789012345678901" },
 	{ "a.img,readonly", "readonly" },
+	{ "a.img,defer=maybe", "bad value 'maybe' for defer" },
+	{ "a.img,defer=1", "bad value '1' for defer" },
 };
 
 static void test_disk_bad(void)

@@ -9,7 +9,9 @@
 # them), QEMU's exits to userspace (its kvm_run_exit trace events).
 #
 # Usage: guest-fio-l1.sh MICROVM QEMU KERNEL INITRD RUNTIME REPEAT PLAN VMMS
-#   PLAN   "pci:1 pci:2 mmio:1 ..."   VMMS  "microvm qemu"
+#   PLAN   "pci:1 pci:2 mmio:1 ..."   VMMS  "microvm qemu", where
+#          "microvm+K=V" is microvm with ",K=V" added to its --disk
+#          (a variant measured side by side, e.g. microvm+poll-us=0)
 # Stdout: "BENCH-RAW: key=value ..." per run (raw counter deltas; the host
 # computes per-I/O figures), "BENCH-L1: ..." notes. Exit 0 when every run
 # produced its line, 1 otherwise, 77 when no null_blk can be had here.
@@ -122,7 +124,7 @@ mv_stats()
 vmm_sample()
 {
 	case "$1" in
-	microvm)
+	microvm*)
 		n=$(grep -c "stats vcpu $((cpus - 1)):" "$3")
 		kill -USR1 "$2"
 		i=0
@@ -157,16 +159,20 @@ wait_for()
 one_run()
 {
 	vmm=$1 tr=$2 q=$3 rep=$4
+	extra=
+	case "$vmm" in
+	microvm+*) extra=",${vmm#microvm+}" ;;
+	esac
 	out=$work/out err=$work/err fifo=$work/in
 	rm -f $out $err $fifo $work/qemu-trace
 	mkfifo $fifo
 	cmdline="console=ttyS0 quiet rdinit=/bench/init bench.runtime=$runtime"
 	cmdline="$cmdline bench.iodepth=$depth bench.engine=$engine"
 	case "$vmm" in
-	microvm)
+	microvm*)
 		"$microvm" --kernel "$kernel" --initrd "$initrd" \
 			--cpus "$cpus" --memory "$mem" --cmdline "$cmdline" \
-			--disk "/dev/nullb0,transport=$tr,queues=$q,cache=none${MICROVM_BENCH_DISK_OPTS:-}" \
+			--disk "/dev/nullb0,transport=$tr,queues=$q,cache=none${MICROVM_BENCH_DISK_OPTS:-}$extra" \
 			--stats --timeout $((boot_limit + runtime * 3)) \
 			<$fifo >$out 2>$err &
 		;;

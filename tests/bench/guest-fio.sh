@@ -10,7 +10,7 @@
 #
 # Usage: guest-fio.sh [--microvm BIN] [--artifacts DIR] [--runtime S]
 #        [--repeat N] [--transports "pci mmio"] [--queues "1 2"]
-#        [--vmms "microvm qemu"] [--quick] [--raw FILE] [--mode MODE]
+#        [--vmms "microvm qemu"] (microvm+K=V: microvm with ,K=V on --disk) [--quick] [--raw FILE] [--mode MODE]
 #   --plan "pci:2 mmio:1 ..."  transport:queues pairs in this order (instead
 #               of every --transports x --queues pair)
 #   --quick     smoke test: pci, 1 queue, both VMMs, 2 s of fio, 1 repeat
@@ -88,7 +88,9 @@ done
 for v in $vmms; do
 	case "$v" in
 	microvm | qemu) ;;
-	*) die "--vmms: microvm or qemu, not '$v'" ;;
+	microvm+*=*) [[ "$v" != *[[:space:],]* ]] ||
+		die "--vmms: one K=V per microvm+K=V, not '$v'" ;;
+	*) die "--vmms: microvm, microvm+KEY=VALUE or qemu, not '$v'" ;;
 	esac
 done
 [ -n "$transports" ] && [ -n "$queues" ] && [ -n "$vmms" ] ||
@@ -220,7 +222,7 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 	ue = ("v1_uexits" in v) ? sprintf("%.3f", u("uexits") / ios) : "na"
 	line = line " user_exits_per_io=" ue
 	line = line sprintf(" irqs_per_io=%.3f", v["guest_irqs"] / ios)
-	if (v["vmm"] == "microvm") {
+	if (v["vmm"] ~ /^microvm/) {
 		req = u("requests"); bat = u("batches")
 		line = line sprintf(" signals_per_io=%.3f kicks_per_req=%.3f req_per_batch=%.2f irqs_per_batch=%.3f user_io_exits_per_io=%.3f user_mmio_exits_per_io=%.3f requests=%d",
 			u("signals") / ios, req ? u("kicks") / req : 0,

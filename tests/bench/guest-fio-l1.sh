@@ -250,16 +250,18 @@ one_run()
 	sed -n 's/^microvm: stats /BENCH-STATS: '"$tag"' /p' $err | tail -n 12
 }
 
+# The repeats of one plan entry back to back, the VMMs alternating: a run
+# cut short still has the first entries complete, with their spread.
 fails=0
-r=1
-while [ $r -le "$repeat" ]; do
-	for p in $plan; do
+for p in $plan; do
+	r=1
+	while [ $r -le "$repeat" ]; do
 		for vmm in $vmms; do
 			one_run "$vmm" "${p%:*}" "${p#*:}" $r ||
 				fails=$((fails + 1))
 		done
+		r=$((r + 1))
 	done
-	r=$((r + 1))
 done
 [ $fails -eq 0 ] || { note "FAIL $fails runs without a result"; exit 1; }
 exit 0

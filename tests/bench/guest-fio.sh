@@ -219,6 +219,10 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 		d("exits") / ios, d("io_exits") / ios, d("mmio_exits") / ios)
 	line = line sprintf(" halt_exits_per_io=%.3f irq_injections_per_io=%.3f",
 		d("halt_exits") / ios, d("irq_injections") / ios)
+	# Per second of fio too: exits that come with time (timer ticks,
+	# halts) rather than with I/O weigh more per I/O at lower IOPS.
+	sec = v["runtime_ms"] / 1000
+	line = line sprintf(" kvm_exits_per_s=%.0f", sec > 0 ? d("exits") / sec : 0)
 	ue = ("v1_uexits" in v) ? sprintf("%.3f", u("uexits") / ios) : "na"
 	line = line " user_exits_per_io=" ue
 	line = line sprintf(" irqs_per_io=%.3f", v["guest_irqs"] / ios)
@@ -234,8 +238,8 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 END { exit bad }' >"$work/runs.txt" || die "a run had no I/O"
 cat "$work/runs.txt"
 
-# The table: mean and min-max over the repeats, IOPS ratio to QEMU's mean
-# for the same transport and queue count.
+# The table: mean and min-max over the repeats; the IOPS ratio to QEMU's
+# run of the same transport, queue count and repeat, mean and min-max.
 awk '
 {
 	delete v
@@ -245,11 +249,16 @@ awk '
 	}
 	key = v["vmm"] " " v["transport"] " " v["queues"]
 	if (!(key in n)) order[++nk] = key
+	# Paired with the QEMU run of the same repeat: the load on an emulated
+	# machine drifts between repeats more than between neighbours.
+	iops[key, v["rep"]] = v["iops"] + 0
+	reps[key] = reps[key] " " v["rep"]
 	n[key]++
 	split("iops kvm_exits_per_io user_exits_per_io irqs_per_io signals_per_io", f, " ")
 	for (j = 1; j <= 5; j++) {
 		x = v[f[j]]
 		if (x == "" || x == "na") { has[key, j] = has[key, j] + 0; continue }
+		x += 0
 		has[key, j] = 1
 		sum[key, j] += x
 		if (!((key, j) in lo) || x < lo[key, j]) lo[key, j] = x
@@ -262,13 +271,25 @@ function cell(key, j, fmt) {
 }
 END {
 	print ""
-	print "| VMM | transport | queues | runs | guest IOPS | vs QEMU | KVM exits/IO | userspace exits/IO | interrupts/IO | irqfd signals/IO |"
+	print "| VMM | transport | queues | runs | guest IOPS | vs QEMU (paired per repeat) | KVM exits/IO | userspace exits/IO | interrupts/IO | irqfd signals/IO |"
 	print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	for (i = 1; i <= nk; i++) {
 		key = order[i]
 		split(key, k, " ")
 		q = "qemu " k[2] " " k[3]
-		ratio = (q in n && sum[q, 1] > 0) ? sprintf("%.2f", (sum[key, 1] / n[key]) / (sum[q, 1] / n[q])) : "-"
+		ratio = "-"
+		if (k[1] != "qemu" && q in n) {
+			nr = split(reps[key], rs, " ")
+			m = 0; rlo = ""; rhi = ""; c = 0
+			for (r = 1; r <= nr; r++) {
+				if (!((q, rs[r]) in iops) || iops[q, rs[r]] <= 0) continue
+				x = iops[key, rs[r]] / iops[q, rs[r]]
+				m += x; c++
+				if (rlo == "" || x < rlo) rlo = x
+				if (rhi == "" || x > rhi) rhi = x
+			}
+			if (c) ratio = sprintf("%.2f (%.2f-%.2f)", m / c, rlo, rhi)
+		}
 		printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], k[3], n[key],
 			cell(key, 1, "%.0f"), ratio, cell(key, 2, "%.2f"), cell(key, 3, "%.3f"),
 			cell(key, 4, "%.3f"), cell(key, 5, "%.3f")

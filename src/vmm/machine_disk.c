@@ -248,4 +248,5 @@ void machine_print_stats(struct machine *m, int fd)
 		disk_print_stats(&m->disks[i], fd);
 	}
 	arch_machine_print_stats(m, fd);
+	vm_print_stats(&m->vm, fd);
 }

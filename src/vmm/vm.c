@@ -249,6 +249,50 @@ static void vcpu_handle_mmio(struct vcpu *v, struct kvm_run *run)
 		     run->mmio.is_write);
 }
 
+static void vcpu_count_exit(struct vcpu *v, int ret, struct kvm_run *run)
+{
+	enum vcpu_exit_kind k = VCPU_EXIT_OTHER;
+
+	if (ret < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			k = VCPU_EXIT_INTR;
+	} else {
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			k = VCPU_EXIT_IO;
+			break;
+		case KVM_EXIT_MMIO:
+			k = VCPU_EXIT_MMIO;
+			break;
+		case KVM_EXIT_INTR:
+			k = VCPU_EXIT_INTR;
+			break;
+		}
+	}
+	/* One writer per counter: a relaxed add is all the ordering needed. */
+	atomic_fetch_add_explicit(&v->exits[k], 1, memory_order_relaxed);
+}
+
+void vm_print_stats(struct vm *vm, int fd)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < vm->ncpus && vm->vcpus; i++) {
+		unsigned long long n[VCPU_EXIT_KINDS], sum = 0;
+
+		for (k = 0; k < VCPU_EXIT_KINDS; k++) {
+			n[k] = atomic_load_explicit(&vm->vcpus[i].exits[k],
+						    memory_order_relaxed);
+			sum += n[k];
+		}
+		dprintf(fd,
+			"microvm: stats vcpu %u: exits %llu io %llu mmio %llu "
+			"intr %llu other %llu\n",
+			i, sum, n[VCPU_EXIT_IO], n[VCPU_EXIT_MMIO],
+			n[VCPU_EXIT_INTR], n[VCPU_EXIT_OTHER]);
+	}
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -268,6 +312,7 @@ static void *vcpu_thread(void *arg)
 	while (!atomic_load(&vm->stopping)) {
 		int ret = ioctl(v->fd, KVM_RUN, 0);
 
+		vcpu_count_exit(v, ret, run);
 		if (ret < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				run->immediate_exit = 0;

@@ -30,6 +30,15 @@ struct kvm_run;
 
 #define VM_MAX_ROUTES 1024
 
+/* Why KVM_RUN returned to this vCPU's thread, counted for --stats. */
+enum vcpu_exit_kind {
+	VCPU_EXIT_IO,    /* KVM_EXIT_IO: port I/O no in-kernel device took */
+	VCPU_EXIT_MMIO,  /* KVM_EXIT_MMIO: MMIO no ioeventfd took */
+	VCPU_EXIT_INTR,  /* KVM_EXIT_INTR or EINTR/EAGAIN: a signal (kick) */
+	VCPU_EXIT_OTHER, /* everything else (arch exits, shutdown, errors) */
+	VCPU_EXIT_KINDS
+};
+
 struct vcpu {
 	struct vm *vm;
 	unsigned int index;
@@ -37,6 +46,13 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;
+	/*
+	 * Returns from KVM_RUN by kind: the exits to userspace that the
+	 * guest-benchmark divides by guest I/Os. Written by this vCPU's
+	 * thread only (relaxed adds, no shared cache line per exit with
+	 * another writer), read by vm_print_stats() at any time.
+	 */
+	atomic_ullong exits[VCPU_EXIT_KINDS];
 };
 
 struct vm {
@@ -139,6 +155,16 @@ void vm_dump_vcpus(struct vm *vm);
 
 /** vm_close() - release everything vm_open() and later calls acquired. */
 void vm_close(struct vm *vm);
+
+/**
+ * vm_print_stats() - one "microvm: stats vcpu N: ..." line per vCPU with
+ * its returns from KVM_RUN (exits to userspace) by kind.
+ * @vm: the VM
+ * @fd: where to write
+ *
+ * Context: any thread, while the vCPUs exist (counts may be mid-update).
+ */
+void vm_print_stats(struct vm *vm, int fd);
 
 /**
  * vm_irq_line() - set the level of an interrupt controller input pin.

@@ -84,3 +84,6 @@ include(${E2E_DIR}/evil.cmake)
 include(${E2E_DIR}/seccomp.cmake)
 # Crash consistency (SIGKILL mid-write) and host I/O faults.
 include(${E2E_DIR}/crash.cmake)
+# The real-guest benchmark's smoke run (label bench, not e2e: it measures,
+# and is no test of behaviour beyond "every piece runs").
+include(${E2E_DIR}/../bench/guest-fio.cmake)

@@ -3,11 +3,14 @@
  * Guest RAM mappings (vm_ram_map()), checked in /proc/self/smaps: 2 MiB
  * aligned, huge pages advised, and offered to KSM page merging only when
  * asked (--memory SIZE,merge=on); by default never, since merging pages
- * across VMs is a side channel between guests. Needs no /dev/kvm.
+ * across VMs is a side channel between guests. And vm_print_stats():
+ * one line per vCPU with its KVM_RUN returns by kind and their sum.
+ * Needs no /dev/kvm.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "vmm/vm.h"
@@ -94,6 +97,37 @@ static int test_merge_opt_in(void)
 	return 0;
 }
 
+static void test_print_stats(void)
+{
+	struct vcpu vcpus[2] = { 0 };
+	struct vm vm = { .ncpus = 2, .vcpus = vcpus };
+	char buf[512] = "";
+	ssize_t n;
+	int fds[2];
+
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_IO], 5);
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_MMIO], 7);
+	atomic_store(&vcpus[1].exits[VCPU_EXIT_INTR], 2);
+	atomic_store(&vcpus[1].exits[VCPU_EXIT_OTHER], 1);
+	CHECK_EQ(pipe(fds), 0);
+	vm_print_stats(&vm, fds[1]);
+	close(fds[1]);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "microvm: stats vcpu 0: exits 12 io 5 mmio 7 "
+			  "intr 0 other 0\n") == buf);
+	CHECK(strstr(buf, "microvm: stats vcpu 1: exits 3 io 0 mmio 0 "
+			  "intr 2 other 1\n") != NULL);
+	/* No vCPUs yet (startup failed early): nothing, no crash. */
+	vm.vcpus = NULL;
+	CHECK_EQ(pipe(fds), 0);
+	vm_print_stats(&vm, fds[1]);
+	close(fds[1]);
+	CHECK_EQ(read(fds[0], buf, sizeof(buf)), 0);
+	close(fds[0]);
+}
+
 int main(void)
 {
 	char flags[512];
@@ -103,6 +137,7 @@ int main(void)
 		printf("no /proc/self/smaps: skipped\n");
 		return 77;
 	}
+	test_print_stats();
 	test_default_not_mergeable();
 	skip = test_merge_opt_in();
 	if (test_done())

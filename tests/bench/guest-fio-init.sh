@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# /bench/init of the guest-benchmark guest (rdinit=/bench/init; see
+# guest-fio.sh): loads the virtio modules, runs fio once unmeasured (so the
+# measured run starts warm), then the measured fio run on /dev/vda between
+# two console handshakes that let the VMM's side sample its counters while
+# the guest runs, and prints fio's result and the virtio interrupts taken
+# during fio. Then powers off.
+# Kernel command line: bench.runtime=S bench.iodepth=N bench.engine=E
+# bench.warm=S (seconds of the unmeasured run, 0: none).
+# Console protocol (guest-fio-l1.sh answers the two waits):
+#   BENCH-GUEST: ...          progress and failures
+#   BENCH-FIO-START           then waits for one line on the console
+#   #E                        fio ended (short: each console byte is an
+#                             exit, and this one is inside the window);
+#                             then waits for one line on the console
+#   BENCH-FIO-RC: N           fio's exit status
+#   BENCH-FIO-TERSE: LINE     fio's --terse-version=3 line
+#   BENCH-IRQ: NAME DELTA     one per virtio interrupt line
+#   BENCH-IRQ-TOTAL: N        their sum
+#   BENCH-GUEST-DONE
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /run
+
+param()
+{
+	for w in $(cat /proc/cmdline); do
+		case "$w" in
+		bench."$1"=*) echo "${w#*=}"; return 0 ;;
+		esac
+	done
+	echo "$2"
+}
+
+fail()
+{
+	echo "BENCH-GUEST: FAIL $*"
+	poweroff -f
+	sleep 60
+}
+
+for m in $(cat /lib/modules/virtio.order); do
+	insmod "/lib/modules/$m.ko" || fail "insmod $m.ko"
+done
+i=0
+while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -b /dev/vda ] || fail "no /dev/vda"
+
+runtime=$(param runtime 10)
+depth=$(param iodepth 32)
+engine=$(param engine io_uring)
+warm=$(param warm 1)
+echo "BENCH-GUEST: vda queues $(ls /sys/block/vda/mq | wc -l)," \
+	"$(nproc) CPUs, engine $engine"
+
+fio_run()
+{
+	fio --name=r --filename=/dev/vda --rw=randread --bs=4k \
+		--iodepth="$depth" --numjobs=1 --ioengine="$engine" --direct=1 \
+		--time_based --runtime="$1" --output-format=terse \
+		--terse-version=3
+}
+
+# irqs: "NAME COUNT" per virtio interrupt line, COUNT summed over CPUs.
+irqs()
+{
+	awk '/virtio/ {
+		s = 0
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+			s += $i
+		print $NF, s
+	}' /proc/interrupts
+}
+
+if [ "$warm" -gt 0 ]; then
+	fio_run "$warm" >/tmp/warm.out 2>&1 ||
+		fail "warm-up fio: $(tail -n 3 /tmp/warm.out | tr '\n' ' ')"
+fi
+
+# No echo of the handshake lines: fewer console exits in the window.
+stty -echo 2>/dev/null
+echo "BENCH-FIO-START"
+read -r _go
+irqs >/tmp/irq0
+fio_run "$runtime" >/tmp/fio.out 2>&1
+rc=$?
+irqs >/tmp/irq1
+echo "#E"
+read -r _ack
+echo "BENCH-FIO-RC: $rc"
+
+[ $rc -eq 0 ] || fail "fio exit $rc: $(tail -n 5 /tmp/fio.out | tr '\n' ' ')"
+echo "BENCH-FIO-TERSE: $(grep '^3;' /tmp/fio.out | tail -n 1)"
+awk 'NR == FNR { before[$1] = $2; next }
+	{ d = $2 - before[$1]; t += d; print "BENCH-IRQ: " $1 " " d }
+	END { print "BENCH-IRQ-TOTAL: " t + 0 }' /tmp/irq0 /tmp/irq1
+echo "BENCH-GUEST-DONE"
+poweroff -f
+sleep 60

@@ -84,3 +84,5 @@ include(${E2E_DIR}/evil.cmake)
 include(${E2E_DIR}/seccomp.cmake)
 # Crash consistency (SIGKILL mid-write) and host I/O faults.
 include(${E2E_DIR}/crash.cmake)
+# Boot-time marks and --stats startup time.
+include(${E2E_DIR}/boottime.cmake)

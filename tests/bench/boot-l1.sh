@@ -39,7 +39,8 @@ fi
 echo "note disk=${disk:-none} mib=$mib runs=$runs cmdline=\"$cmdline\""
 
 # The same disk, transport (virtio-mmio, one queue) and cache mode on both.
-mv_disk= q_disk=
+mv_disk=''
+q_disk=''
 if [ -n "$disk" ]; then
 	mv_disk="--disk $disk,cache=none,transport=mmio"
 	q_disk="-object iothread,id=io0 -drive file=$disk,format=raw,if=none,id=d0,cache=none,aio=io_uring -device virtio-blk-device,drive=d0,iothread=io0 -global virtio-mmio.force-legacy=false"

@@ -43,7 +43,8 @@ static const char usage_text[] =
 "                      defer=off signals each completion at once instead of\n"
 "                      once per batch (for measuring; default on).\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
-"  --stats             print per-queue I/O counters at exit\n"
+"  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
+"                      counters and boot-time marks at exit\n"
 "  --seccomp MODE      confine microvm's threads with seccomp filters:\n"
 "                      on (default: a forbidden call logs one line and\n"
 "                      ends microvm by SIGSYS), kill (the kernel kills\n"
@@ -55,7 +56,8 @@ static const char usage_text[] =
 "Exit status: 0 guest powered off or rebooted; N the guest wrote N to\n"
 "port 0xf4 or to MMIO 0xf0100000; 1 bad input or setup failure;\n"
 "123 guest triple fault; 124 --timeout; 125 internal error;\n"
-"159 a forbidden system call (seccomp).\n"
+"159 a forbidden system call (seccomp).\n""Boot-time marks: the guest writes 1 (init reached), 2, 3-15 or 123 (boot\n"
+"complete) to port 0xf8 or MMIO 0xf0101000; microvm logs the time.\n"
 "Environment: MICROVM_KVM_DEVICE overrides /dev/kvm.\n";
 
 const char *cli_usage(void)

@@ -65,8 +65,9 @@ void machine_detach_disks(struct machine *m);
 void machine_close_disks(struct machine *m);
 
 /**
- * machine_print_stats() - per-queue counters of every disk, and the
- * console's output counters, to @fd.
+ * machine_print_stats() - the time to vCPU 0's first KVM_RUN, per-queue
+ * counters of every disk, then the platform's lines (boot-time marks, the
+ * console's output counters), to @fd.
  */
 void machine_print_stats(struct machine *m, int fd);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "virtio/blk.h"
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
@@ -239,7 +240,16 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 
 void machine_print_stats(struct machine *m, int fd)
 {
+	uint64_t first_run = atomic_load(&m->vm.first_run_ns);
+	char ms[CLOCK_MS_LEN];
 	unsigned int i;
+
+	if (first_run)
+		dprintf(fd, "microvm: stats startup: first KVM_RUN after %s "
+			"ms\n", clock_format_ms(ms, sizeof(ms), first_run));
+	else
+		dprintf(fd, "microvm: stats startup: vCPU 0 has not entered "
+			"KVM_RUN\n");
 
 	for (i = 0; i < m->nr_disks; i++) {
 		if (!m->disks[i].blk)

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "vmm/arch.h"
 #include "util/confine.h"
@@ -298,6 +299,7 @@ static void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 	struct kvm_run *run = v->run;
+	bool first = v->index == 0;
 	char name[16];
 	sigset_t set;
 
@@ -310,7 +312,19 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	while (!atomic_load(&vm->stopping)) {
-		int ret = ioctl(v->fd, KVM_RUN, 0);
+		int ret;
+
+		/* --stats "startup": how long setup took, to the guest's start. */
+		if (first) {
+			uint64_t ns = clock_since_start_ns();
+			char ms[CLOCK_MS_LEN];
+
+			atomic_store(&vm->first_run_ns, ns ? ns : 1);
+			log_debug("startup: vCPU 0 enters KVM_RUN at %s ms",
+				  clock_format_ms(ms, sizeof(ms), ns));
+			first = false;
+		}
+		ret = ioctl(v->fd, KVM_RUN, 0);
 
 		vcpu_count_exit(v, ret, run);
 		if (ret < 0) {

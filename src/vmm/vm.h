@@ -76,6 +76,8 @@ struct vm {
 	unsigned int nr_routes;
 	uint32_t next_gsi;     /* next free GSI for MSI routes */
 	const char *exit_reason;
+	/* clock_since_start_ns() as vCPU 0 entered KVM_RUN first; 0: not yet */
+	_Atomic uint64_t first_run_ns;
 };
 
 /**

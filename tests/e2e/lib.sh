@@ -46,3 +46,20 @@ e2e_boot()
 		run_guest
 	done
 }
+
+# e2e_boottime_initrd ART OUT: the test initramfs ART/l2-initrd.cpio.gz
+# with guest/boottime-init.sh as /init, in file OUT (the kernel unpacks
+# concatenated archives; later files win).
+e2e_boottime_initrd()
+{
+	local extra
+	extra=$(mktemp -d "${TMPDIR:-/tmp}/boottime-initrd.XXXXXX") || return 1
+	install -m 755 "$(dirname "${BASH_SOURCE[0]}")/guest/boottime-init.sh" \
+		"$extra/init" &&
+		cp "$1/l2-initrd.cpio.gz" "$2" &&
+		(cd "$extra" && find . -mindepth 1 | LC_ALL=C sort |
+			cpio -o -H newc -R 0:0 --quiet) | gzip >>"$2"
+	local rc=$?
+	rm -rf "$extra"
+	return $rc
+}

@@ -87,3 +87,5 @@ include(${E2E_DIR}/crash.cmake)
 # The real-guest benchmark's smoke run (label bench, not e2e: it measures,
 # and is no test of behaviour beyond "every piece runs").
 include(${E2E_DIR}/../bench/guest-fio.cmake)
+# Boot-time marks and --stats startup time.
+include(${E2E_DIR}/boottime.cmake)

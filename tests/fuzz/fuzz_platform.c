@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target for the platform devices behind the PIO and MMIO buses
- * (src/vmm/bus.c, src/devices/serial.c, i8042.c, exitdev.c), laid out as
+ * (src/vmm/bus.c, src/devices/serial.c, i8042.c, exitdev.c, boottime.c),
+ * laid out as
  * the x86_64 machine registers them, plus extra ranges the input asks
  * bus_register() for. Every range's handler is wrapped in a recorder, so
  * each access is checked against a linear model of the table: dispatched
@@ -9,10 +10,13 @@
  * The UART's receive FIFO (host input and loopback) is shadowed, reads
  * never write past the access width, the interrupt line only reports
  * changes, and the reset and exit callbacks fire for exactly the writes
- * that mean them. abort() on any broken promise.
+ * that mean them. The boot-time register counts exactly the mark writes,
+ * takes their time from the clock, and logs no more than its limit.
+ * abort() on any broken promise.
  *
  * Input: a stream of FUZZ_OP_SIZE-byte operations (see fuzz_op()).
  */
+#include "devices/boottime.h"
 #include "devices/exitdev.h"
 #include "devices/i8042.h"
 #include "devices/serial.h"
@@ -31,6 +35,8 @@
 #define FUZZ_PORT_I8042_CMD 0x64
 #define FUZZ_PORT_EXIT 0xf4
 #define FUZZ_EXIT_MMIO 0xf0100000ULL
+#define FUZZ_PORT_BOOT_TIME 0xf8
+#define FUZZ_BOOT_TIME_MMIO 0xf0101000ULL
 #define FUZZ_GSI_COM1 4
 
 #define FUZZ_OP_SIZE 12
@@ -52,7 +58,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum fuzz_dev { DEV_SERIAL, DEV_KBD_DATA, DEV_KBD_CMD, DEV_EXIT, DEV_EXTRA };
+enum fuzz_dev {
+	DEV_SERIAL, DEV_KBD_DATA, DEV_KBD_CMD, DEV_EXIT, DEV_BOOT_TIME,
+	DEV_EXTRA
+};
 
 /* A registered range, as the bus should see it. */
 struct fuzz_range {
@@ -68,6 +77,9 @@ struct fuzz_state {
 	struct serial com1;
 	struct i8042 kbd;
 	struct exitdev exitdev;
+	struct boottime boottime;
+	uint64_t bt_clock;     /* the boot-time clock: +1 per reading */
+	unsigned int bt_lines; /* boot-time log lines */
 	struct fuzz_range ranges[2 * BUS_MAX_RANGES];
 	unsigned int nr_ranges;
 	/* What the last access reached. */
@@ -108,6 +120,48 @@ static void fuzz_exit(void *opaque, int status)
 
 	s->exits++;
 	s->exit_status = status;
+}
+
+static uint64_t fuzz_bt_clock(void *opaque)
+{
+	return ++((struct fuzz_state *)opaque)->bt_clock;
+}
+
+static void fuzz_bt_log(void *opaque, const char *line)
+{
+	struct fuzz_state *s = opaque;
+
+	if (strncmp(line, "boot-time: ", 11) ||
+	    ++s->bt_lines > BOOT_TIME_LOG_MAX + 1)
+		abort();
+}
+
+/* A boot-time access: a mark is counted, timed and logged within limits. */
+static void fuzz_bt_check(uint64_t off, const uint8_t *data,
+			  unsigned int len, bool is_write,
+			  const struct boottime_stats *before)
+{
+	struct boottime_stats now;
+	char label[BOOT_TIME_LABEL_LEN];
+	bool mark = is_write && off == 0 &&
+		    boottime_label(data[0], label, sizeof(label));
+	bool other = is_write && off == 0 && !mark;
+	unsigned int i;
+
+	boottime_get_stats(&st.boottime, &now);
+	if (now.marks != before->marks + mark ||
+	    now.ignored != before->ignored + other ||
+	    now.marks != st.bt_clock ||
+	    now.unlogged != (now.marks > BOOT_TIME_LOG_MAX ?
+				     now.marks - BOOT_TIME_LOG_MAX : 0))
+		abort();
+	if (mark && (now.last.value != data[0] || now.last.ns != st.bt_clock ||
+		     (now.marks == 1 && now.first.ns != now.last.ns)))
+		abort();
+	if (!is_write && off == 0)
+		for (i = 0; i < len; i++)
+			if (data[i])
+				abort();
 }
 
 static void fuzz_extra(void *opaque, uint64_t off, uint8_t *data,
@@ -253,10 +307,12 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 {
 	const struct fuzz_range *want = fuzz_lookup(bus, addr, len);
 	unsigned int resets = st.resets, exits = st.exits, hits = st.hits;
+	struct boottime_stats bt;
 	uint8_t buf[FUZZ_BUF], lcr = st.com1.lcr, mcr = st.com1.mcr;
 	unsigned int i;
 	bool took;
 
+	boottime_get_stats(&st.boottime, &bt);
 	memset(buf, FUZZ_CANARY, sizeof(buf));
 	if (is_write)
 		le_put(buf, len, value);
@@ -277,6 +333,8 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 		abort();
 	fuzz_dev_check(want, addr - want->base, buf, len, is_write, resets,
 		       exits, lcr, mcr);
+	if (want->dev == DEV_BOOT_TIME)
+		fuzz_bt_check(addr - want->base, buf, len, is_write, &bt);
 	if (st.com1.rx_count != st.rx_count ||
 	    st.com1.irq_level != st.irq_level)
 		abort();
@@ -297,7 +355,7 @@ static void fuzz_input(const uint8_t *bytes, size_t n)
 
 static const uint64_t pio_targets[] = {
 	FUZZ_PORT_COM1, FUZZ_PORT_I8042_DATA, FUZZ_PORT_I8042_CMD,
-	FUZZ_PORT_EXIT,
+	FUZZ_PORT_EXIT, FUZZ_PORT_BOOT_TIME,
 };
 static const unsigned int pio_lens[] = { 1, 2, 4, 3 };
 static const unsigned int mmio_lens[] = { 1, 2, 4, 8 };
@@ -306,7 +364,8 @@ static const unsigned int mmio_lens[] = { 1, 2, 4, 8 };
  * One operation: [0] kind, [1] selector, [2..3] le16 offset, [4..11]
  * le64 value.
  *	kind bits 0-1: 0 PIO near a device, 1 PIO anywhere, 2 MMIO near
- *	the exit register or anywhere (bit 7), 3 host input / new range
+ *	the exit register (offset bit 15 clear) or the boot-time register
+ *	(set), or anywhere (bit 7), 3 host input / new range
  *	kind bit 2: write; bits 3-4: width
  */
 static void fuzz_op(const uint8_t *op)
@@ -318,7 +377,7 @@ static void fuzz_op(const uint8_t *op)
 
 	switch (kind) {
 	case 0:
-		addr = pio_targets[op[1] % 4] + (off16 & 15) - 4;
+		addr = pio_targets[op[1] % 5] + (off16 & 15) - 4;
 		fuzz_access(&st.pio, addr & 0xffff, pio_lens[w], is_write,
 			    value);
 		break;
@@ -326,8 +385,8 @@ static void fuzz_op(const uint8_t *op)
 		fuzz_access(&st.pio, off16, pio_lens[w], is_write, value);
 		break;
 	case 2:
-		addr = op[0] & 0x80 ? value
-				    : FUZZ_EXIT_MMIO + (off16 & 31) - 16;
+		addr = off16 & 0x8000 ? FUZZ_BOOT_TIME_MMIO : FUZZ_EXIT_MMIO;
+		addr = op[0] & 0x80 ? value : addr + (off16 & 31) - 16;
 		fuzz_access(&st.mmio, addr, mmio_lens[w], is_write,
 			    (uint64_t)op[1] * 0x0101010101010101ULL);
 		break;
@@ -355,6 +414,8 @@ static int fuzz_setup(void)
 		return -1;
 	i8042_init(&st.kbd, fuzz_reset, &st);
 	exitdev_init(&st.exitdev, fuzz_exit, &st);
+	if (boottime_init(&st.boottime, fuzz_bt_clock, &st, fuzz_bt_log, &st))
+		return -1;
 	fuzz_register(&st.pio, FUZZ_PORT_COM1, SERIAL_NR_REGS, DEV_SERIAL,
 		      serial_access, &st.com1);
 	fuzz_register(&st.pio, FUZZ_PORT_I8042_DATA, 1, DEV_KBD_DATA,
@@ -365,6 +426,10 @@ static int fuzz_setup(void)
 		      exitdev_access, &st.exitdev);
 	fuzz_register(&st.mmio, FUZZ_EXIT_MMIO, EXITDEV_MMIO_LEN, DEV_EXIT,
 		      exitdev_access, &st.exitdev);
+	fuzz_register(&st.pio, FUZZ_PORT_BOOT_TIME, BOOT_TIME_PIO_LEN,
+		      DEV_BOOT_TIME, boottime_access, &st.boottime);
+	fuzz_register(&st.mmio, FUZZ_BOOT_TIME_MMIO, BOOT_TIME_MMIO_LEN,
+		      DEV_BOOT_TIME, boottime_access, &st.boottime);
 	return 0;
 }
 
@@ -385,5 +450,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < n; i++)
 		fuzz_op(data + i * FUZZ_OP_SIZE);
 	serial_destroy(&st.com1);
+	boottime_destroy(&st.boottime);
 	return 0;
 }

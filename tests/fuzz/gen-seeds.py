@@ -37,7 +37,8 @@ def plat_op(kind, sel=0, off=0, value=0):
 
 
 def pio(dev, reg, write=False, value=0, width=0):
-    """PIO op at device dev (0 COM1, 1 kbd data, 2 kbd cmd, 3 exit) + reg."""
+    """PIO op at device dev (0 COM1, 1 kbd data, 2 kbd cmd, 3 exit,
+    4 boot-time) + reg."""
     return plat_op(0 | (4 if write else 0) | width << 3, dev, reg + 4, value)
 
 
@@ -63,6 +64,14 @@ def seeds_platform():
     write("fuzz_platform", "exit-pio", pio(3, 0, True, 3) + pio(3, 0))
     write("fuzz_platform", "exit-mmio",
           plat_op(2 | 4, 7, 16) + plat_op(2 | 4 | 3 << 3, 9, 12))
+    # Boot-time marks: init, a user mark, a non-mark, a read, then MMIO
+    # (offset bit 15 selects the boot-time register): 123 and a wide write.
+    write("fuzz_platform", "boottime",
+          pio(4, 0, True, 1) + pio(4, 0, True, 7) + pio(4, 0, True, 0x42) +
+          pio(4, 0) + pio(4, 1, True, 1) +
+          plat_op(2 | 4, 123, 0x8000 | 16) +
+          plat_op(2 | 4 | 3 << 3, 2, 0x8000 | 16) +
+          plat_op(2, 0, 0x8000 | 16))
     # Extra ranges: one that fits, one that overlaps COM1, one that wraps.
     write("fuzz_platform", "bus-ranges",
           plat_op(3 | 4, 4, 0x500) + plat_op(3 | 4, 8, 0x3f0) +

@@ -30,6 +30,7 @@
 #define VIRTIO_MMIO_SLOT 0x1000ULL
 #define VIRTIO_MMIO_MAX_SLOTS 32
 #define EXIT_MMIO_ADDR 0xf0100000ULL       /* 1-byte guest exit register */
+#define BOOT_TIME_MMIO_ADDR 0xf0101000ULL  /* 1-byte boot-time mark register */
 #define IOAPIC_ADDR 0xfec00000ULL
 #define LAPIC_ADDR 0xfee00000ULL
 #define HIMEM_START 0x100000000ULL
@@ -44,6 +45,7 @@
 #define ACPI_RESET_VALUE 0x1
 #define ACPI_S5_SLP_TYP 5                  /* _S5 package value */
 #define PORT_EXIT 0xf4                     /* 1-byte guest exit port */
+#define PORT_BOOT_TIME 0xf8                /* 1-byte boot-time mark port */
 #define PORT_PCI_CONFIG_ADDR 0xcf8
 #define PORT_PCI_CONFIG_DATA 0xcfc
 

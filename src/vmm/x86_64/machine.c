@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
- * i8042 reset line, the guest exit port and MMIO register, the ACPI power
+ * i8042 reset line, the guest exit port and MMIO register, the boot-time
+ * mark port and MMIO register, the ACPI power
  * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the kernel and the boot
  * vCPU's entry state.
  */
@@ -14,12 +15,14 @@
 #include "acpi.h"
 #include "boot.h"
 #include "cpu.h"
+#include "devices/boottime.h"
 #include "devices/exitdev.h"
 #include "devices/i8042.h"
 #include "devices/pci.h"
 #include "devices/serial.h"
 #include "layout.h"
 #include "platform.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "vmm/console.h"
 #include "vmm/machine.h"
@@ -30,6 +33,8 @@ struct arch_machine {
 	bool console_closed; /* arch_machine_console_flush() ran */
 	struct i8042 kbd;
 	struct exitdev exitdev;
+	struct boottime boottime;
+	bool boottime_ready;
 	struct pci_bus pci;
 	bool pci_ready;
 };
@@ -42,6 +47,12 @@ static void machine_reset(void *opaque)
 static void machine_guest_exit(void *opaque, int status)
 {
 	vm_request_exit(opaque, status, "guest exit register");
+}
+
+static uint64_t machine_boot_clock(void *opaque)
+{
+	(void)opaque;
+	return clock_since_start_ns();
 }
 
 /*
@@ -108,6 +119,20 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 		ret = bus_register(&vm->mmio, EXIT_MMIO_ADDR, EXITDEV_MMIO_LEN,
 				   exitdev_access,
 				   &a->exitdev);
+	if (ret)
+		goto fail;
+	what = "boot-time port";
+	ret = boottime_init(&a->boottime, machine_boot_clock, NULL, NULL,
+			    NULL);
+	if (ret)
+		goto fail;
+	a->boottime_ready = true;
+	ret = bus_register(&vm->pio, PORT_BOOT_TIME, BOOT_TIME_PIO_LEN,
+			   boottime_access, &a->boottime);
+	if (!ret)
+		ret = bus_register(&vm->mmio, BOOT_TIME_MMIO_ADDR,
+				   BOOT_TIME_MMIO_LEN, boottime_access,
+				   &a->boottime);
 	if (ret)
 		goto fail;
 	what = "ACPI PM ports";
@@ -227,7 +252,11 @@ void arch_machine_print_stats(struct machine *m, int fd)
 {
 	struct outbuf_stats st;
 
-	if (!m->arch || !m->arch->com1_ready)
+	if (!m->arch)
+		return;
+	if (m->arch->boottime_ready)
+		boottime_print_stats(&m->arch->boottime, fd);
+	if (!m->arch->com1_ready)
 		return;
 	serial_tx_stats(&m->arch->com1, &st);
 	dprintf(fd, "microvm: stats console: output bytes %llu written %llu "
@@ -246,6 +275,8 @@ void arch_machine_free(struct machine *m)
 	}
 	if (m->arch->pci_ready)
 		pci_bus_destroy(&m->arch->pci);
+	if (m->arch->boottime_ready)
+		boottime_destroy(&m->arch->boottime);
 	m->pci = NULL;
 	free(m->arch);
 	m->arch = NULL;

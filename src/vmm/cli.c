@@ -35,11 +35,14 @@ static const char usage_text[] =
 "  --disk SPEC         a virtio-blk disk, repeatable (vda, vdb, ...):\n"
 "                      PATH[,readonly=on][,serial=ID]\n"
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
-"                      [,queues=N][,queue-size=N]\n"
+"                      [,queues=N][,queue-size=N][,poll-us=N]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
 "                      cache=unsafe IGNORES guest flushes: data the guest\n"
 "                      flushed can be lost if the host crashes.\n"
+"                      poll-us: each queue thread busy-polls up to N us\n"
+"                      (0-1000, adaptive; default 32) before it sleeps;\n"
+"                      0 turns polling off\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print per-queue I/O counters at exit\n"
 "  --seccomp MODE      confine microvm's threads with seccomp filters:\n"
@@ -178,6 +181,15 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 		    (n & (n - 1)))
 			goto bad;
 		d->queue_size = n;
+	} else if (!strcmp(key, "poll-us")) {
+		if (parse_uint(val, CONFIG_MAX_POLL_US, &n)) {
+			snprintf(err, errlen,
+				 "--disk %s: poll-us '%s' must be 0 to %u",
+				 d->spec, val, CONFIG_MAX_POLL_US);
+			return -EINVAL;
+		}
+		d->poll_us = n;
+		d->poll_set = true;
 	} else {
 		snprintf(err, errlen, "--disk %s: unknown key '%s'", d->spec,
 			 key);

@@ -49,13 +49,15 @@ while read -r lib; do
 done < <(ldd "$(command -v fio)" |
 	 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p
 		 s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+# Copies: files outside the artifacts directory travel into L1 as inputs.
+cp "$art/vmlinuz" "$art/l2-initrd.cpio.gz" "$work/"
 truncate -s $((128 << 20)) "$work/root.raw"
 mkfs.ext4 -q -F -d "$dir" "$work/root.raw"
 
 MICROVM_E2E_L1_MEMORY=${MICROVM_E2E_L1_MEMORY:-2048} \
 	"$E2E_DIR/run-guest.sh" --artifacts "$art" --timeout 1200 \
 	-- \
-	"$E2E_DIR/poll-bench-l1.sh" "$rounds" "$microvm" "$art/vmlinuz" \
-	"$art/l2-initrd.cpio.gz" "$work/root.raw" "$@" | tee "$work/out" |
+	"$E2E_DIR/poll-bench-l1.sh" "$rounds" "$microvm" "$work/vmlinuz" \
+	"$work/l2-initrd.cpio.gz" "$work/root.raw" "$@" | tee "$work/out" |
 	grep -E '^BENCH-' || true
 awk -f "$E2E_DIR/poll-bench.awk" "$work/out"

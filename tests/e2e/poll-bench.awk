@@ -11,8 +11,13 @@
 	if (!(key in seen)) { seen[key] = 1; order[n++] = key }
 	for (i = 1; i <= nc; i++)
 		v[key, substr($1, 10, 1), ctr[i]] = $(3 + i)
-	if ($1 == "BENCH-KVM1:") { ios[key] = g["ios"]; iops[key] = g["iops"]
-		irqs[key] = g["irqs"] }
+	if ($1 == "BENCH-KVM1:") {
+		# No counters: the guest never printed BENCH-END (timeout).
+		if (NF < 3 + nc) { ios[key] = "FAILED"; split("", g) }
+		else { ios[key] = g["ios"]; iops[key] = g["iops"]
+			irqs[key] = g["irqs"] }
+		split("", g)
+	}
 }
 /^BENCH-STATS:/ && / polling: / {
 	key = $2 " " $3

@@ -239,6 +239,11 @@ static int blk_check_config(const struct blk_config *cfg, const char *name)
 			  "to %d", name, cfg->queue_size, VIRTQ_MAX_SIZE);
 		return -EINVAL;
 	}
+	if (cfg->poll_us > BLK_POLL_MAX_US) {
+		log_error("%s: poll %u us: must be 0 to %u", name,
+			  cfg->poll_us, BLK_POLL_MAX_US);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -259,6 +264,7 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 	b->vdev = vdev;
 	b->disk = cfg->disk;
 	b->defer_off = cfg->defer_off;
+	b->poll_max_ns = (uint64_t)cfg->poll_us * 1000;
 	ret = blk_set_serial(b, name, cfg->serial);
 	if (ret)
 		goto err_free;

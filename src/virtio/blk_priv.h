@@ -8,6 +8,7 @@
 #define MICROVM_BLK_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,20 @@ struct blk_slot {
 	struct blk_req req;
 	struct disk_req dreq;
 };
+
+/* Adaptive polling state of one queue thread (blk_poll.c). */
+struct blk_poll {
+	uint64_t max_ns;    /* the cap; 0: polling off */
+	uint64_t window_ns; /* the current window, 0 .. max_ns */
+	uint64_t missed_at; /* start of the window that ended in the sleep
+			     * now under way; 0: none */
+	bool kicks_off;     /* the ring was left with kicks off for the poll,
+			     * which owes their re-enabling */
+};
+
+/* What blk_poll_run() found. */
+#define BLK_POLL_RING 1u /* the avail ring has chains */
+#define BLK_POLL_DISK 2u /* the disk queue has completions */
 
 /* A running queue: state owned by its thread between start and stop. */
 struct blk_queue {
@@ -44,6 +59,8 @@ struct blk_queue {
 	bool more;                /* stopped popping: the round's budget */
 	bool stopping;
 	bool broken;
+	atomic_bool stop_req;     /* blk_queue_stop() asked; ends a poll */
+	struct blk_poll poll;
 	struct log_ratelimit rl;
 };
 
@@ -51,6 +68,7 @@ struct blk_dev {
 	struct virtio_dev *vdev;
 	struct disk *disk;
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
+	uint64_t poll_max_ns;      /* blk_config.poll_us */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
 	bool defer_off;            /* blk_config.defer_off */
 	uint8_t config[BLK_CONFIG_BYTES];
@@ -77,5 +95,47 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q);
  * Context: the thread handling reset, vdev->lock held.
  */
 void blk_queue_stop(struct blk_queue *bq);
+
+/**
+ * blk_poll_init() - polling state of a starting queue: off, or a window
+ * that starts at 0 and adapts up to @max_ns.
+ * @bq: queue state, thread not running
+ * @max_ns: the cap, 0 for no polling
+ * Context: blk_queue_start().
+ */
+void blk_poll_init(struct blk_queue *bq, uint64_t max_ns);
+
+/**
+ * blk_poll_wanted() - whether the thread will poll before it next sleeps,
+ * so that bq_process_ring() may leave an empty ring with kicks off.
+ * @bq: queue state
+ * Return: true when polling is on and no stop was asked. Context: the
+ * queue thread.
+ */
+bool blk_poll_wanted(struct blk_queue *bq);
+
+/**
+ * blk_poll_run() - busy-poll the avail ring and the disk queue, kicks
+ * off, for up to the current window, instead of going to sleep at once.
+ * @bq: queue state after a round
+ *
+ * Never polls while stopping, throttled, broken or with a stop asked.
+ * When the window ends empty, kicks are turned back on and the ring is
+ * looked at once more (virtio 1.2 §2.7.10), so a chain added meanwhile is
+ * not lost; the thread may then sleep, and blk_poll_woke() adapts the
+ * window. Counts hits, misses and time polled in the queue's stats.
+ * Return: BLK_POLL_RING and/or BLK_POLL_DISK for what to handle in a
+ * round, or 0: sleep. Context: the queue thread.
+ */
+unsigned int blk_poll_run(struct blk_queue *bq);
+
+/**
+ * blk_poll_woke() - account a wakeup after a sleep: grow the window when
+ * the event came within the cap of the last window's start (a longer
+ * window would have caught it), shrink it when it came later.
+ * @bq: queue state
+ * Context: the queue thread, after each evloop_wait().
+ */
+void blk_poll_woke(struct blk_queue *bq);
 
 #endif

@@ -6,7 +6,8 @@
  * every chain before executing it, submits the batch with a single flush,
  * and pushes completions inside a defer_call section so that each batch
  * raises at most one interrupt (or, with blk_config.defer_off, signals each
- * completion the driver wants to hear of as it is pushed).
+ * completion the driver wants to hear of as it is pushed). Before sleeping
+ * it may busy-poll the ring and the disk queue for a while (blk_poll.c).
  */
 #include <assert.h>
 #include <errno.h>
@@ -235,6 +236,8 @@ static void bq_process_ring(struct blk_queue *bq)
 	unsigned int budget;
 
 	bq->more = false;
+	/* Turned off below; whoever breaks out owns turning them on. */
+	bq->poll.kicks_off = false;
 	if (bq->pending) {
 		if (disk_queue_submit(bq->dq, &bq->pending->dreq) == -EAGAIN)
 			return;
@@ -253,6 +256,11 @@ static void bq_process_ring(struct blk_queue *bq)
 			break;
 		if (!budget) {
 			bq->more = true;
+			break;
+		}
+		/* Empty: blk_poll_run() watches it next, kicks still off. */
+		if (blk_poll_wanted(bq)) {
+			bq->poll.kicks_off = true;
 			break;
 		}
 		if (!virtq_notify_enable(vq))
@@ -304,6 +312,7 @@ static void *bq_thread(void *arg)
 	struct blk_queue *bq = arg;
 	uint64_t tags[BQ_TAG_COUNT];
 	bool kicked, disk_ready;
+	unsigned int found;
 	uint64_t kicks;
 	char name[16];
 	int i, n;
@@ -317,9 +326,17 @@ static void *bq_thread(void *arg)
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);
 	while (!bq->stopping || bq->nr_free < bq->size) {
+		/* About to sleep: poll a while first (blk_poll.c). */
+		found = bq->more && !bq->stopping ? 0 : blk_poll_run(bq);
+		if (found) {
+			bq_round(bq, found & BLK_POLL_RING,
+				 found & BLK_POLL_DISK);
+			continue;
+		}
 		/* More on the ring: only look at the fds, then go on. */
 		n = evloop_wait(bq->epfd, tags, BQ_TAG_COUNT,
 				bq->more && !bq->stopping ? 0 : -1);
+		blk_poll_woke(bq);
 		if (n < 0) {
 			log_ratelimited(&bq->rl, LOG_ERROR,
 					"%s: queue %u: epoll: %s",
@@ -401,6 +418,7 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	bq->pending = NULL;
 	bq->queued = bq->pushed = 0;
 	bq->throttled = bq->more = bq->stopping = bq->broken = false;
+	blk_poll_init(bq, bq->b->poll_max_ns);
 	ret = bq_alloc(bq, q->size);
 	if (ret)
 		return ret;
@@ -448,6 +466,8 @@ void blk_queue_stop(struct blk_queue *bq)
 {
 	if (!bq->running)
 		return;
+	/* Seen by a polling thread at once, the eventfd by a sleeping one. */
+	atomic_store(&bq->stop_req, true);
 	evfd_signal(bq->stop_fd);
 	pthread_join(bq->thread, NULL);
 	bq->running = false;

@@ -291,6 +291,19 @@ typedef void (*disk_complete_fn)(void *arg, struct disk_req *r);
 int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg);
 
 /**
+ * disk_queue_ready() - whether disk_queue_reap() has something to finish,
+ * without a system call: a peek for a thread that busy-polls instead of
+ * waiting on disk_queue_fd().
+ * @q: queue.
+ *
+ * False may be stale (a completion may land just after); true stays true
+ * until the next reap. A failed flush that left work for the reap shows
+ * only on disk_queue_fd().
+ * Return: true when a request has finished. Context: the queue's thread.
+ */
+bool disk_queue_ready(struct disk_queue *q);
+
+/**
  * disk_queue_inflight() - requests submitted and not yet reaped.
  * @q: queue.
  * Return: the count. Context: the queue's thread.

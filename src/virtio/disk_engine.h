@@ -64,6 +64,9 @@ struct disk_engine_ops {
 	int (*flush)(struct disk_queue *q);
 	/* Move requests the kernel finished onto the done list. */
 	void (*reap)(struct disk_queue *q);
+	/* Has the kernel finished something reap would collect? A peek, no
+	 * system call; NULL when nothing finishes outside submit. */
+	bool (*ready)(struct disk_queue *q);
 };
 
 extern const struct disk_engine_ops disk_uring_ops;

@@ -138,6 +138,13 @@ int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg)
 	return n;
 }
 
+bool disk_queue_ready(struct disk_queue *q)
+{
+	if (q->done_head)
+		return true;
+	return q->disk->ops->ready && q->disk->ops->ready(q);
+}
+
 unsigned int disk_queue_inflight(const struct disk_queue *q)
 {
 	return q->inflight;

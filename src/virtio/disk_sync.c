@@ -88,4 +88,5 @@ const struct disk_engine_ops disk_sync_ops = {
 	.submit = sync_submit,
 	.flush = sync_flush,
 	.reap = NULL,
+	.ready = NULL, /* done at submit: on the done list already */
 };

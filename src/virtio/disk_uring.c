@@ -232,6 +232,12 @@ static void uring_reap(struct disk_queue *q)
 	uring_flush(q);
 }
 
+/* A load of the CQ tail (acquire), shared with the kernel: no syscall. */
+static bool uring_ready(struct disk_queue *q)
+{
+	return io_uring_cq_ready(&to_uq(q)->ring) > 0;
+}
+
 static void uring_queue_close(struct disk_queue *q)
 {
 	struct uring_queue *uq = to_uq(q);
@@ -265,4 +271,5 @@ const struct disk_engine_ops disk_uring_ops = {
 	.submit = uring_submit,
 	.flush = uring_flush,
 	.reap = uring_reap,
+	.ready = uring_ready,
 };

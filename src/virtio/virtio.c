@@ -215,6 +215,25 @@ void virtio_dev_broken(struct virtio_dev *vdev, const char *why)
 		virtio_config_changed(vdev);
 }
 
+/* Polling counters of queue @i, when it polled at all. */
+static void virtio_print_poll_stats(struct virtio_dev *vdev, unsigned int i,
+				    int fd)
+{
+	struct virtio_queue_stats *s = &vdev->queues[i].stats;
+	uint64_t hits = atomic_load(&s->poll_hits);
+	uint64_t misses = atomic_load(&s->poll_misses);
+
+	if (!hits && !misses)
+		return;
+	dprintf(fd,
+		"microvm: stats %s queue %u polling: hits %llu misses %llu "
+		"polled-us %llu window-us %llu\n",
+		vdev->name, i, (unsigned long long)hits,
+		(unsigned long long)misses,
+		(unsigned long long)atomic_load(&s->poll_ns) / 1000,
+		(unsigned long long)atomic_load(&s->poll_window_ns) / 1000);
+}
+
 void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 {
 	unsigned int i;
@@ -234,5 +253,6 @@ void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 			(unsigned long long)atomic_load(&s->kicks),
 			(unsigned long long)atomic_load(&s->errors),
 			req ? (double)sig / (double)req : 0.0);
+		virtio_print_poll_stats(vdev, i, fd);
 	}
 }

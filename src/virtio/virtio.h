@@ -59,6 +59,12 @@ struct virtio_queue_stats {
 	atomic_uint_fast64_t signals;  /* interrupts raised (irqfd writes) */
 	atomic_uint_fast64_t kicks;    /* guest notifications received */
 	atomic_uint_fast64_t errors;   /* requests failed with an error */
+	/* Adaptive polling (a device's queue thread may busy-poll the ring
+	 * and its backend before sleeping): */
+	atomic_uint_fast64_t poll_hits;   /* windows that found work */
+	atomic_uint_fast64_t poll_misses; /* windows that ended in a sleep */
+	atomic_uint_fast64_t poll_ns;     /* time spent polling */
+	atomic_uint_fast64_t poll_window_ns; /* the current window */
 };
 
 struct virtio_queue {
@@ -206,7 +212,10 @@ void virtio_dev_broken(struct virtio_dev *vdev, const char *why);
  */
 void virtio_config_changed(struct virtio_dev *vdev);
 
-/** virtio_dev_print_stats() - per-queue counters, one line each. */
+/**
+ * virtio_dev_print_stats() - per-queue counters, one line each, and a
+ * second "polling:" line for each queue that polled.
+ */
 void virtio_dev_print_stats(struct virtio_dev *vdev, int fd);
 
 #endif

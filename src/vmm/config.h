@@ -17,6 +17,7 @@
 #define CONFIG_DEFAULT_MEMORY (512ULL << 20)
 #define CONFIG_DEFAULT_MEMORY_ARG "512M" /* the same, as --memory spells it */
 #define CONFIG_MIN_MEMORY (16ULL << 20)
+#define CONFIG_MAX_POLL_US 1000u /* --disk poll-us; BLK_POLL_MAX_US */
 
 enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };
 enum config_cache { CONFIG_CACHE_NONE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_UNSAFE };
@@ -31,6 +32,8 @@ struct disk_config {
 	unsigned int queues;     /* 0: default */
 	unsigned int queue_size; /* 0: default */
 	bool defer_off;          /* defer=off: signal per completion */
+	bool poll_set;           /* poll-us given; else the default */
+	unsigned int poll_us;    /* 0: no polling */
 };
 
 struct vm_config {

@@ -18,6 +18,9 @@
 
 #define DEFAULT_QUEUE_SIZE 256
 
+_Static_assert(CONFIG_MAX_POLL_US == BLK_POLL_MAX_US,
+	       "--disk poll-us takes what the device takes");
+
 struct machine_disk {
 	struct disk disk;
 	bool disk_open;
@@ -132,6 +135,7 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 	if (bc.num_queues > VIRTIO_MAX_QUEUES)
 		bc.num_queues = VIRTIO_MAX_QUEUES;
 	bc.queue_size = dc->queue_size ? dc->queue_size : DEFAULT_QUEUE_SIZE;
+	bc.poll_us = dc->poll_set ? dc->poll_us : BLK_POLL_DEFAULT_US;
 	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
 	if (ret) {
 		snprintf(err, errlen, "disk %s: cannot create device: %s",

@@ -102,7 +102,9 @@ static struct {
 	bool no_fio;
 	bool event_idx;
 	bool seccomp;
+	unsigned int poll_us; /* blk_config.poll_us of every row */
 } opt = {
+	.poll_us = BLK_POLL_DEFAULT_US,
 	.ms = 2000,
 	.size = 256ull << 20,
 	.fio = "fio",
@@ -122,7 +124,7 @@ static const char usage[] =
 "                     [--queues LIST] [--fio PATH | --no-fio]\n"
 "                     [--direct-dir DIR] [--csv FILE] [--no-event-idx]\n"
 "                     [--disks LIST] [--rw LIST] [--repeat N]\n"
-"                     [--seccomp on|off]\n"
+"                     [--seccomp on|off] [--poll-us N]\n"
 "  --quick        smoke run: 100 ms per scenario, 16 MiB files\n"
 "  --ms N         milliseconds per scenario (default 2000)\n"
 "  --size MiB     size of each test file (default 256)\n"
@@ -135,7 +137,9 @@ static const char usage[] =
 "  --repeat N     N rounds of fio, defer on, defer off per scenario; each\n"
 "                 column is the median over the rounds (1-9, default 1)\n"
 "  --no-event-idx negotiate without VIRTIO_F_EVENT_IDX\n"
-"  --seccomp off  leave the I/O threads unconfined (profilers)\n";
+"  --seccomp off  leave the I/O threads unconfined (profilers)\n"
+"  --poll-us N    the queue threads' polling window, as the disk key\n"
+"                 poll-us (0-1000, 0: off; default as microvm's)\n";
 
 static int parse_list(const char *s, unsigned int *out, unsigned int *n,
 		      unsigned int max)
@@ -174,6 +178,7 @@ static void parse_args(int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'R' },
 		{ "no-event-idx", no_argument, NULL, 'e' },
 		{ "seccomp", required_argument, NULL, 'S' },
+		{ "poll-us", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -243,6 +248,13 @@ static void parse_args(int argc, char **argv)
 				opt.seccomp = false;
 			else
 				goto bad;
+			break;
+		case 'P':
+			v = strtoul(optarg, &end, 10);
+			if (*end || *optarg < '0' || *optarg > '9' ||
+			    v > BLK_POLL_MAX_US)
+				goto bad;
+			opt.poll_us = (unsigned int)v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -378,6 +390,7 @@ static int run_device(struct backing *bk, const struct workload *w,
 		.num_queues = nq,
 		.queue_size = BDRV_QSZ,
 		.defer_off = kn->defer_off,
+		.poll_us = opt.poll_us,
 	};
 	pthread_t th[MAX_QUEUES];
 	struct virtio_dev vdev;

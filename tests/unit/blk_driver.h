@@ -53,6 +53,7 @@
 static uint8_t *ram;
 static struct guest_mem gm;
 static enum disk_engine engine;
+static uint32_t dev_poll_us; /* blk_config.poll_us of dev_open() */
 
 /* ---- fake transport ---- */
 
@@ -307,6 +308,7 @@ static inline int dev_open(bool readonly, unsigned int nq, const char *serial)
 		.num_queues = nq,
 		.queue_size = QSZ,
 		.defer_off = dev_defer_off,
+		.poll_us = dev_poll_us,
 	};
 	char err[256];
 	unsigned int i;
@@ -576,24 +578,40 @@ static inline bool uring_works(void)
 	return ok;
 }
 
-/* Run @run_engine with the sync engine, then with io_uring if it works. */
-static inline int blk_test_main(void (*run_engine)(void))
+/*
+ * Run @run_engine with the sync engine, then with io_uring if it works;
+ * with @polled, each once more with polling on (the default poll_us).
+ */
+static inline int blk_test_main_with(void (*run_engine)(void), bool polled)
 {
+	unsigned int pass;
+
 	ram = aligned_alloc(4096, RAM_SIZE);
 	if (!ram || guest_mem_add_region(&gm, RAM_GPA, RAM_SIZE, ram)) {
 		fprintf(stderr, "guest memory setup failed\n");
 		return 1;
 	}
 	memset(ram, 0, RAM_SIZE);
-	engine = DISK_ENGINE_SYNC;
-	run_engine();
-	engine = DISK_ENGINE_URING;
-	if (uring_works())
+	for (pass = 0; pass < (polled ? 2u : 1u); pass++) {
+		dev_poll_us = pass ? BLK_POLL_DEFAULT_US : 0;
+		if (polled)
+			printf("polling %s\n", pass ? "on" : "off");
+		engine = DISK_ENGINE_SYNC;
 		run_engine();
-	else
-		printf("note: io_uring unavailable here: uring run skipped\n");
+		engine = DISK_ENGINE_URING;
+		if (uring_works())
+			run_engine();
+		else
+			printf("note: io_uring unavailable here: uring run "
+			       "skipped\n");
+	}
 	free(ram);
 	return test_done();
+}
+
+static inline int blk_test_main(void (*run_engine)(void))
+{
+	return blk_test_main_with(run_engine, false);
 }
 
 #endif

@@ -4,7 +4,7 @@
  * queue thread, once per disk engine: configuration space, each request
  * type against a temporary file, malformed requests, batching with one
  * interrupt per batch, a ring full of indirect chains, seg_max segments,
- * and EVENT_IDX interrupt suppression.
+ * and EVENT_IDX interrupt suppression; all of it again with polling on.
  */
 #include "blk_driver.h"
 
@@ -386,5 +386,5 @@ static void run_engine(void)
 
 int main(void)
 {
-	return blk_test_main(run_engine);
+	return blk_test_main_with(run_engine, true);
 }

@@ -3,7 +3,8 @@
  * Lifecycle tests of the virtio-blk device, once per disk engine: reset
  * with requests in flight (stop completes them first), a broken ring
  * (NEEDS_RESET, thread survives), a read-only disk, several queues with
- * one named thread each, start failure, and the GET_ID serial.
+ * one named thread each, start failure, and the GET_ID serial; all of it
+ * again with polling on.
  */
 #include "blk_driver.h"
 
@@ -305,5 +306,5 @@ static void run_engine(void)
 
 int main(void)
 {
-	return blk_test_main(run_engine);
+	return blk_test_main_with(run_engine, true);
 }

@@ -67,10 +67,12 @@ static void test_disk_ok(void)
 	CHECK_EQ(cli_parse_disk("a.img,defer=off,defer=on", &d, err,
 				sizeof(err)), 0);
 	CHECK(!d.defer_off);
+	CHECK(!d.poll_set);
 	free(d.path);
 
 	CHECK_EQ(cli_parse_disk("a.img,readonly=on,serial=abc,cache=unsafe,"
-				"transport=mmio,queues=4,queue-size=128",
+				"transport=mmio,queues=4,queue-size=128,"
+				"poll-us=1000",
 				&d, err, sizeof(err)), 0);
 	CHECK(!strcmp(d.path, "a.img"));
 	CHECK(d.readonly);
@@ -79,8 +81,16 @@ static void test_disk_ok(void)
 	CHECK_EQ(d.transport, DISK_TRANSPORT_MMIO);
 	CHECK_EQ(d.queues, 4);
 	CHECK_EQ(d.queue_size, 128);
+	CHECK(d.poll_set);
+	CHECK_EQ(d.poll_us, 1000);
 	free(d.path);
 	free(d.serial);
+
+	/* Unset means the device default; 0 is "off", not unset. */
+	CHECK_EQ(cli_parse_disk("a.img,poll-us=0", &d, err, sizeof(err)), 0);
+	CHECK(d.poll_set);
+	CHECK_EQ(d.poll_us, 0);
+	free(d.path);
 }
 
 struct disk_bad_row {
@@ -102,6 +112,9 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	{ "a.img,readonly", "readonly" },
 	{ "a.img,defer=maybe", "bad value 'maybe' for defer" },
 	{ "a.img,defer=1", "bad value '1' for defer" },
+	{ "a.img,poll-us=1001", "poll-us '1001' must be 0 to 1000" },
+	{ "a.img,poll-us=-1", "-1" },
+	{ "a.img,poll-us=32us", "32us" },
 };
 
 static void test_disk_bad(void)

@@ -3,9 +3,10 @@
  * The real virtio-blk code paths under the real filters, in the threads
  * that run them in microvm: a forked child's main thread confines itself
  * as main, a "vCPU" thread (vCPU filter) sets DRIVER_OK, which starts the
- * io_uring queue threads (vCPU + I/O filters); they write, read, flush,
- * write zeroes and discard; the vCPU resets and restarts the device; the
- * main thread tears it down with its queues running. Any call missing
+ * io_uring queue threads (vCPU + I/O filters, polling on as by default);
+ * they write, read, flush, write zeroes and discard; the vCPU resets and
+ * restarts the device; the main thread tears it down with its queues
+ * running. Any call missing
  * from an allowlist ends the child by SIGSYS with the line naming it.
  */
 #include <pthread.h>
@@ -66,6 +67,7 @@ static int child(void)
 		return 2;
 	memset(ram, 0, RAM_SIZE);
 	engine = DISK_ENGINE_URING;
+	dev_poll_us = BLK_POLL_DEFAULT_US; /* as microvm runs them */
 	if (dev_open(false, 1, SERIAL))
 		return 2;
 	unlink(h.path); /* no unlink once confined */

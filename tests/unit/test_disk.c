@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -811,6 +812,48 @@ static void t_two_threads(struct fix *f)
 	CHECK(image_matches(f->im, IMG_SIZE / 2, IMG_SIZE / 2, 11));
 }
 
+/*
+ * disk_queue_ready(): the syscall-free peek a polling thread uses. False
+ * on an idle queue; turns true by itself once a request finished (no reap,
+ * no wait on the fd), together with the fd; false again after the reap.
+ */
+static void t_ready(struct fix *f)
+{
+	struct pollfd p = { .events = POLLIN };
+	uint8_t *buf = xalloc(BLK);
+	struct done_log l = { 0 };
+	struct iovec iov = { buf, BLK };
+	struct disk_req r = { .op = DISK_OP_READ, .offset = BLK,
+			      .iov = &iov, .iovcnt = 1 };
+	struct disk_req bad = { .op = DISK_OP_READ, .offset = IMG_SIZE,
+				.iov = &iov, .iovcnt = 1 };
+	time_t end;
+
+	if (!fix_open(f, false, DISK_CACHE_NONE))
+		goto out;
+	p.fd = disk_queue_fd(f->q);
+	CHECK(!disk_queue_ready(f->q));
+	CHECK_EQ(disk_queue_submit(f->q, &r), 0);
+	CHECK(disk_queue_flush(f->q) >= 0);
+	end = time(NULL) + 10;
+	while (!disk_queue_ready(f->q) && time(NULL) < end)
+		;
+	CHECK(disk_queue_ready(f->q));
+	CHECK_EQ(poll(&p, 1, 0), 1);
+	CHECK_EQ(disk_queue_reap(f->q, log_done, &l), 1);
+	CHECK_EQ(r.result, BLK);
+	CHECK(!disk_queue_ready(f->q));
+	/* Refused at submit (past the end): ready at once, no flush. */
+	CHECK_EQ(disk_queue_submit(f->q, &bad), 0);
+	CHECK(disk_queue_ready(f->q));
+	CHECK_EQ(disk_queue_reap(f->q, log_done, &l), 1);
+	CHECK(bad.result < 0);
+	CHECK(!disk_queue_ready(f->q));
+	fix_close(f);
+out:
+	free(buf);
+}
+
 static const struct conf_test {
 	const char *name;
 	void (*fn)(struct fix *f);
@@ -828,6 +871,7 @@ static const struct conf_test {
 	{ "bounce in chunks, waits for a buffer", t_bounce_chunks, false },
 	{ "short write then EFBIG", t_short_write, true },
 	{ "two queues on two threads", t_two_threads, false },
+	{ "completion peek without a system call", t_ready, false },
 };
 
 static void run_conformance(enum disk_engine e, bool loop)

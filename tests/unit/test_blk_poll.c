@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Adaptive polling of the virtio-blk queue thread (blk_poll.c), once per
+ * disk engine: with polling on, a request published WITHOUT a kick while
+ * the thread is in its window is served (that is the polling); with
+ * polling off it waits for the kick; a stop during polling completes
+ * promptly; the window adapts and stays within the cap, and an idle guest
+ * costs at most one window per wakeup and soon none.
+ */
+#include "blk_driver.h"
+
+/* Spin (no sleep: a sleep outlasts the window) until used idx is @want. */
+static bool spin_used(unsigned int qi, uint16_t want, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (used_idx(qi) != want)
+		if (now_ms() > end)
+			return false;
+	return true;
+}
+
+static struct virtio_queue_stats *qstats(void)
+{
+	return &h.vdev.queues[0].stats;
+}
+
+/* One read in slot @k, kicked, spun for; false on a timeout. */
+static bool kicked_read(unsigned int k)
+{
+	uint16_t idx = used_idx(0);
+
+	req_add(0, k, VIRTIO_BLK_T_IN, k, 512, true);
+	publish(0);
+	kick(0);
+	return spin_used(0, (uint16_t)(idx + 1), 10000);
+}
+
+/*
+ * After a kicked request, publish another with no kick: served within
+ * @ms? Only polling can find it: the thread looked at the ring last
+ * before the first request completed, and nothing wakes it.
+ */
+static bool unkicked_served(unsigned int k, unsigned int ms)
+{
+	uint16_t idx;
+
+	if (!kicked_read(k))
+		return false;
+	idx = used_idx(0);
+	req_add(0, k + 1, VIRTIO_BLK_T_IN, k + 1, 512, true);
+	publish(0);
+	return spin_used(0, (uint16_t)(idx + 1), ms);
+}
+
+static void open_started(uint32_t poll_us, bool event_idx)
+{
+	dev_poll_us = poll_us;
+	if (dev_open(false, 1, SERIAL)) {
+		CHECK(0);
+		exit(1);
+	}
+	drv_start(default_features() | (event_idx ? F(VIRTIO_F_EVENT_IDX) : 0));
+}
+
+static void spin_ns(uint64_t ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+	       (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec < ns);
+}
+
+/*
+ * Grow the window to at least @min_ns (at most @tries requests): each
+ * request comes three quarters into the current window, so the thread
+ * catches it in the window's second half and grows the window, without
+ * sleeping (from 0: a miss, and a wakeup well within the cap). Preemption
+ * of this thread (a shared host) makes some gaps longer than the cap,
+ * which shrinks the window: hence the loop.
+ * Return: whether the window got there.
+ */
+static bool warm_up(uint64_t min_ns, unsigned int tries)
+{
+	unsigned int i;
+	uint64_t w;
+
+	for (i = 0; i < tries; i++) {
+		if (!kicked_read(i % SLOTS))
+			return false;
+		w = atomic_load(&qstats()->poll_window_ns);
+		if (w >= min_ns)
+			return true;
+		spin_ns(w * 3 / 4);
+	}
+	return false;
+}
+
+/* Polling on: un-kicked requests are served (with and without EVENT_IDX). */
+static void test_poll_serves_unkicked(bool event_idx)
+{
+	const char *what = event_idx ? "EVENT_IDX" : "no EVENT_IDX";
+	struct virtio_queue_stats *st;
+	unsigned int t, served = 0;
+	uint64_t misses0;
+
+	open_started(BLK_POLL_MAX_US, event_idx);
+	st = qstats();
+	/* Until 10 are found, or 60 tries on a very busy host. */
+	for (t = 0; t < 60 && served < 10; t++) {
+		bool full = warm_up(BLK_POLL_MAX_US * 1000ull, 200);
+		uint16_t idx;
+
+		misses0 = atomic_load(&st->poll_misses);
+		if (unkicked_served(2 * (t % (SLOTS / 2)), 200)) {
+			/* Found by a window, not after one that ended
+			 * (a stale kick could wake a sleeping thread). */
+			served += full &&
+				  atomic_load(&st->poll_misses) == misses0;
+			continue;
+		}
+		/* Missed the window (preempted): the kick serves it. */
+		idx = used_idx(0);
+		kick(0);
+		CHECK(wait_used(0, (uint16_t)(idx + 1)));
+	}
+	printf("%s %s: %u of %u un-kicked requests found by polling; "
+	       "hits %llu misses %llu polled %llu us\n",
+	       disk_engine_name(engine), what, served, t,
+	       (unsigned long long)atomic_load(&st->poll_hits),
+	       (unsigned long long)atomic_load(&st->poll_misses),
+	       (unsigned long long)atomic_load(&st->poll_ns) / 1000);
+	CHECK(served > 0);
+	CHECK(atomic_load(&st->poll_hits) > 0);
+	CHECK(atomic_load(&st->poll_window_ns) <= BLK_POLL_MAX_US * 1000ull);
+	dev_close();
+}
+
+/* Polling off: an un-kicked request waits for its kick; no counters. */
+static void test_poll_off_waits_for_kick(void)
+{
+	struct virtio_queue_stats *st;
+	uint16_t idx;
+
+	open_started(0, false);
+	st = qstats();
+	CHECK(!warm_up(1, 40));
+	CHECK(!unkicked_served(0, 50));
+	idx = used_idx(0);
+	CHECK_EQ(idx, 40 + 1);
+	kick(0);
+	CHECK(wait_used(0, (uint16_t)(idx + 1)));
+	CHECK_EQ(status_of(1), VIRTIO_BLK_S_OK);
+	CHECK_EQ(atomic_load(&st->poll_hits), 0);
+	CHECK_EQ(atomic_load(&st->poll_misses), 0);
+	CHECK_EQ(atomic_load(&st->poll_ns), 0);
+	dev_close();
+}
+
+/*
+ * Stop (reset) while the thread polls in a full window (the cap, 1000
+ * us): it sees the stop request at once rather than at the window's end.
+ * Resets are timed when the window was full just before: the fastest must
+ * beat the window, and none may take long.
+ */
+static void test_poll_stop_prompt(void)
+{
+	const uint64_t full = BLK_POLL_MAX_US * 1000ull;
+	uint64_t best = UINT64_MAX, worst = 0;
+	unsigned int t, timed = 0;
+	struct timespec a, b;
+
+	open_started(BLK_POLL_MAX_US, false);
+	for (t = 0; t < 10; t++) {
+		uint64_t ns;
+		bool long_window = warm_up(full, 400);
+
+		CHECK(kicked_read(0));
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		set_status(0);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
+		     (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+		worst = ns > worst ? ns : worst;
+		if (long_window) {
+			timed++;
+			best = ns < best ? ns : best;
+		}
+		drv_start(default_features());
+	}
+	printf("%s: stop while polling: %u of 10 in a full window, fastest "
+	       "%llu us; slowest of all %llu us\n", disk_engine_name(engine),
+	       timed, (unsigned long long)best / 1000,
+	       (unsigned long long)worst / 1000);
+	CHECK(timed > 0);
+	CHECK(best < full);
+	CHECK(worst < 2000 * 1000000ull);
+	CHECK(!(virtio_get_status(&h.vdev) & VIRTIO_STATUS_NEEDS_RESET));
+	CHECK(kicked_read(0));
+	CHECK_EQ(status_of(0), VIRTIO_BLK_S_OK);
+	dev_close();
+}
+
+/*
+ * The window: sampled under load it never exceeds the cap; time polled
+ * is at most a window per hit or miss (plus slack for preemption); when
+ * the guest goes quiet (kicks further apart than the cap) each wakeup
+ * costs at most one window and the window shrinks to 0.
+ */
+static void test_poll_window_cap(void)
+{
+	const uint64_t cap = 200 * 1000; /* ns */
+	struct virtio_queue_stats *st;
+	uint64_t w, wmax = 0, windows, polled, m0, h0, p0;
+	unsigned int i;
+
+	open_started(200, false);
+	st = qstats();
+	for (i = 0; i < 200; i++) {
+		CHECK(kicked_read(i % SLOTS));
+		spin_ns(i & 1 ? 150000 : 10000);
+		w = atomic_load(&st->poll_window_ns);
+		wmax = w > wmax ? w : wmax;
+	}
+	CHECK(wmax > 0);
+	CHECK(wmax <= cap);
+	windows = atomic_load(&st->poll_hits) + atomic_load(&st->poll_misses);
+	polled = atomic_load(&st->poll_ns);
+	CHECK(polled <= windows * cap + 50 * 1000000ull);
+	/* Quiet guest: a kick with nothing on the ring every 5 ms. */
+	quiesce(0);
+	m0 = atomic_load(&st->poll_misses);
+	h0 = atomic_load(&st->poll_hits);
+	p0 = atomic_load(&st->poll_ns);
+	for (i = 0; i < 20; i++) {
+		kick(0);
+		sleep_ms(5);
+	}
+	quiesce(0);
+	w = atomic_load(&st->poll_window_ns);
+	printf("%s: window peaked at %llu us (cap 200); quiet: %llu misses, "
+	       "%llu us polled, window now %llu us\n",
+	       disk_engine_name(engine), (unsigned long long)wmax / 1000,
+	       (unsigned long long)(atomic_load(&st->poll_misses) - m0),
+	       (unsigned long long)(atomic_load(&st->poll_ns) - p0) / 1000,
+	       (unsigned long long)w / 1000);
+	CHECK_EQ(w, 0);
+	/* One window per wakeup at most; kicks may coalesce into one. */
+	CHECK(atomic_load(&st->poll_misses) - m0 >= 1);
+	CHECK(atomic_load(&st->poll_misses) - m0 <= 20);
+	CHECK_EQ(atomic_load(&st->poll_hits), h0);
+	CHECK(atomic_load(&st->poll_ns) - p0 <=
+	      (atomic_load(&st->poll_misses) - m0) * cap + 50 * 1000000ull);
+	dev_close();
+}
+
+/* poll_us above the cap: the device refuses it, naming the value. */
+static void test_poll_cap_refused(void)
+{
+	struct blk_config cfg = {
+		.disk = &h.disk,
+		.num_queues = 1,
+		.queue_size = QSZ,
+		.poll_us = BLK_POLL_MAX_US + 1,
+	};
+	struct virtio_dev vdev;
+	struct blk_dev *b = NULL;
+
+	dev_poll_us = 0;
+	if (dev_open(false, 1, SERIAL)) {
+		CHECK(0);
+		return;
+	}
+	memset(&vdev, 0, sizeof(vdev));
+	CHECK_EQ(blk_dev_create(&b, &vdev, &cfg, &gm, "vdp"), -EINVAL);
+	CHECK(b == NULL);
+	dev_close();
+}
+
+static void run_engine(void)
+{
+	test_poll_serves_unkicked(false);
+	test_poll_serves_unkicked(true);
+	test_poll_off_waits_for_kick();
+	test_poll_stop_prompt();
+	test_poll_window_cap();
+	test_poll_cap_refused();
+}
+
+int main(void)
+{
+	return blk_test_main(run_engine);
+}

@@ -795,10 +795,11 @@ int main(int argc, char **argv)
 		 opt.direct_dir);
 	printf("microvm-bench: %u ms per scenario, %llu MiB files, "
 	       "%ld CPUs online, load average %.2f, event_idx %s, "
-	       "seccomp %s, I/O thread cpu_us per request\n", opt.ms,
-	       (unsigned long long)(opt.size >> 20),
+	       "seccomp %s, poll-us %u, I/O thread cpu_us per request\n",
+	       opt.ms, (unsigned long long)(opt.size >> 20),
 	       sysconf(_SC_NPROCESSORS_ONLN), loadavg(),
-	       opt.event_idx ? "on" : "off", opt.seccomp ? "on" : "off");
+	       opt.event_idx ? "on" : "off", opt.seccomp ? "on" : "off",
+	       opt.poll_us);
 	print_header();
 	for (b = 0; b < 2; b++) {
 		struct backing *bk = &bks[b];

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Regenerate every figure of BENCHMARKS.md in one command: build, then
+#   1. the device-path benchmark (build/microvm-bench, against fio), with
+#      the queue threads' polling at its default and off;
+#   2. the nested real-guest fio runs, microvm (polling off and default)
+#      and QEMU's microvm machine side by side in one L1 (guest-fio.sh);
+#   3. boot time and VMM memory overhead against QEMU (boot-vs-qemu.sh);
+#   4. the PNG plots (plots.sh, gnuplot).
+# Every raw output lands in OUT (default build/bench-results/DATE); the
+# tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
+# their ends). Takes about an hour on 2 cores (the nested parts most of it);
+# --quick does a short pass of each part (minutes) to check the pipeline.
+# Installs nothing: run tests/install-deps.sh first, and apt-get install
+# gnuplot-nox for the plots.
+#
+# Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
+#   --skip device,guest,boot   leave parts out (their old files stay)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=$root/build/bench-results/$(date -u +%Y-%m-%d)
+quick=false
+skip=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) out=$2; shift 2 ;;
+	--quick) quick=true; shift ;;
+	--skip) skip=$2; shift 2 ;;
+	*) echo "regenerate: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+want() { case ",$skip," in *",$1,"*) return 1 ;; esac; }
+log() { echo "regenerate: $(date -u +%H:%M:%S) $*"; }
+
+cmake -S "$root" -B "$root/build" >/dev/null
+cmake --build "$root/build" -j "$(nproc)" >/dev/null
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+	echo "cpus: $(nproc), memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
+	echo "kernel: $(uname -r)"
+	echo "kvm: $([ -c /dev/kvm ] && echo /dev/kvm || echo 'none (nested under QEMU TCG)')"
+	echo "fio: $(fio --version 2>/dev/null || echo none)"
+	echo "qemu: $(qemu-system-x86_64 --version 2>/dev/null | head -n 1 || echo none)"
+	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/machine.txt"
+
+if want device; then
+	log "device path (microvm-bench)"
+	cd "$root/build"
+	if $quick; then
+		set -- --quick
+	else
+		set -- --repeat 3 --ms 1500
+	fi
+	./microvm-bench "$@" --csv "$out/device.csv" >"$out/device.txt"
+	./microvm-bench "$@" --poll-us 0 --disks shm,direct --rw randread \
+		--qd 16,64 --queues 1 --csv "$out/device-nopoll.csv" \
+		>"$out/device-nopoll.txt"
+	tail -n 1 "$out/device.txt"
+	cd "$root"
+fi
+
+if want guest; then
+	log "nested real-guest fio (guest-fio.sh)"
+	if $quick; then
+		set -- --quick
+	else
+		set -- --repeat 2 --runtime 8 --plan "pci:2 mmio:1 pci:1"
+	fi
+	"$root/tests/bench/guest-fio.sh" "$@" \
+		--vmms "microvm+poll-us=0 microvm qemu" \
+		--raw "$out/guest-fio.raw" >"$out/guest-fio.txt"
+fi
+
+if want boot; then
+	log "boot time and footprint (boot-vs-qemu.sh)"
+	"$root/tests/bench/boot-vs-qemu.sh" --runs "$($quick && echo 1 || echo 3)" \
+		--records "$out/boot.records" >"$out/boot.txt"
+fi
+
+log "plots"
+"$root/tests/bench/plots.sh" "$out"
+log "done: $out"

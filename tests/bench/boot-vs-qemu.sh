@@ -27,7 +27,7 @@
 # not finish in it are missing from the summary (its n= says how many).
 # Stdout: every record (key=value lines, see boot-probe.c and
 # boot-l1.sh), then "summary" key=value lines and a Markdown table.
-# A nested run on a shared machine: flock /work/wt/nested.lock first.
+# Nested runs on a shared machine: serialize them (flock(1) on one file).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

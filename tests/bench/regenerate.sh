@@ -43,7 +43,13 @@ cmake --build "$root/build" -j "$(nproc)" >/dev/null
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 	echo "cpus: $(nproc), memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
 	echo "kernel: $(uname -r)"
-	echo "kvm: $([ -c /dev/kvm ] && echo /dev/kvm || echo 'none (nested under QEMU TCG)')"
+	if ! [ -c /dev/kvm ]; then
+		echo "kvm: no /dev/kvm: real guests run nested under QEMU TCG"
+	elif grep -qwE 'vmx|svm' /proc/cpuinfo; then
+		echo "kvm: /dev/kvm with hardware virtualization"
+	else
+		echo "kvm: /dev/kvm without vmx/svm (a software KVM): real guests run nested under QEMU TCG"
+	fi
 	echo "fio: $(fio --version 2>/dev/null || echo none)"
 	echo "qemu: $(qemu-system-x86_64 --version 2>/dev/null | head -n 1 || echo none)"
 	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -58,20 +58,6 @@ while [ "$k" -le "$runs" ]; do
 	r=$(sed -n 's/^microvm: stats startup: first KVM_RUN after \([0-9.]*\) ms$/\1/p' "$tmp/mv$k.err")
 	b=$(sed -n 's/^microvm: boot-time: \([0-9.]*\) ms since microvm started (init reached)$/\1/p' "$tmp/mv$k.err")
 	echo "mvstats vmm=microvm run=$k first_kvm_run_ms=${r:-?} boot_time_init_ms=${b:-?}"
-	case "$qemu" in
-	microvm_b=*)
-		# boot-vs-qemu.sh --vs BIN: a second microvm build, not QEMU.
-		# shellcheck disable=SC2086
-		"$probe" --vmm microvm_b --run "$k" --guest-mib "$mib" --maps 12 \
-			--log "$tmp/b$k.console" -- "${qemu#microvm_b=}" \
-			--kernel "$kernel" --initrd "$initrd" --cmdline "$cmdline" \
-			--cpus 1 --memory "${mib}M" --stats $mv_disk \
-			2>"$tmp/b$k.err" ||
-			{ fail=1; echo "note vmm=microvm_b run=$k failed"; tail -n 20 "$tmp/b$k.err"; }
-		k=$((k + 1))
-		continue
-		;;
-	esac
 	# shellcheck disable=SC2086
 	"$probe" --vmm qemu --run "$k" --guest-mib "$mib" --maps 12 \
 		--log "$tmp/q$k.console" -- "$qemu" -M microvm,acpi=on \

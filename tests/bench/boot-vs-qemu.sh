@@ -22,9 +22,6 @@
 #
 # Usage: boot-vs-qemu.sh [--microvm BIN] [--artifacts DIR] [--runs N]
 #        [--memory MIB] [--qemu BIN] [--records FILE] [--timeout S]
-#        [--vs BIN]
-# --vs BIN: compare with a second microvm build (e.g. -DMICROVM_STATIC=ON)
-# instead of QEMU; its records and summary say vmm=microvm_b.
 # --timeout: the harness limit (default 180 + 300 per run; a nested QEMU
 # boot takes 45-250 s on 2 shared cores, microvm's 20-70 s); runs that do
 # not finish in it are missing from the summary (its n= says how many).
@@ -44,7 +41,6 @@ mib=256
 qemu=$(command -v qemu-system-x86_64 || true)
 records=
 limit=
-vs=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -54,7 +50,6 @@ while [ $# -gt 0 ]; do
 	--qemu) qemu=$2; shift 2 ;;
 	--records) records=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
-	--vs) vs=$2; shift 2 ;;
 	*) echo "boot-vs-qemu: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -72,12 +67,6 @@ esac
 art=$(cd "$art" && pwd -P) || exit 1
 microvm=$(realpath "$microvm") || exit 1
 qemu=$(realpath "$qemu") || exit 1
-if [ -n "$vs" ]; then
-	[ -x "$vs" ] || { echo "boot-vs-qemu: --vs $vs: not an executable" >&2; exit 1; }
-	vs=$(realpath "$vs") || exit 1
-fi
-other=${vs:+microvm_b}
-other=${other:-qemu}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/boot-vs-qemu.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -101,8 +90,7 @@ echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 # The kernel is copied, so that nested mode stages it like any file.
 MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --artifacts "$art" \
 	--timeout "${limit:-$((180 + runs * 300))}" -- \
-	"$HERE/boot-l1.sh" "$runs" "$work/boot-probe" "$microvm" \
-	"${vs:+microvm_b=$vs}${vs:-$qemu}" \
+	"$HERE/boot-l1.sh" "$runs" "$work/boot-probe" "$microvm" "$qemu" \
 	"$work/vmlinuz" "$work/initrd.cpio.gz" "$mib" "${qfiles[@]}" \
 	2>"$work/stderr" | tr -d '\r' | tee "$work/records"
 status=${PIPESTATUS[0]}
@@ -149,7 +137,7 @@ summary()
 	set -- $s
 	echo "summary $name median=$1 min=$2 max=$3 n=$4"
 }
-for v in microvm $other; do
+for v in microvm qemu; do
 	summary "${v}_exec_to_init_ms" boot "$v" exec_to_init_ms
 	summary "${v}_overhead_idle_kb" rss "$v" overhead_kb idle
 	summary "${v}_overhead_io_kb" rss "$v" overhead_kb io
@@ -168,19 +156,14 @@ cell()
 	}' "$work/summary"
 }
 echo
-if [ -n "$vs" ]; then
-	label="microvm $vs"
-else
-	label="QEMU $("$qemu" --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p') microvm"
-fi
-echo "| median (min-max), $runs runs | microvm | $label |"
+echo "| median (min-max), $runs runs | microvm | QEMU $("$qemu" --version | sed -n '1s/.*version \([0-9.]*\).*/\1/p') microvm |"
 echo "| --- | --- | --- |"
-echo "| exec to guest /init, ms | $(cell microvm_exec_to_init_ms) | $(cell ${other}_exec_to_init_ms) |"
-echo "| VMM overhead Rss idle, KiB | $(cell microvm_overhead_idle_kb) | $(cell ${other}_overhead_idle_kb) |"
-echo "| VMM overhead Rss under I/O, KiB | $(cell microvm_overhead_io_kb) | $(cell ${other}_overhead_io_kb) |"
-echo "| of which anonymous, idle, KiB | $(cell microvm_overhead_anon_idle_kb) | $(cell ${other}_overhead_anon_idle_kb) |"
-echo "| of which anonymous, I/O, KiB | $(cell microvm_overhead_anon_io_kb) | $(cell ${other}_overhead_anon_io_kb) |"
-echo "| guest RAM touched (idle), KiB | $(cell microvm_guest_ram_idle_kb) | $(cell ${other}_guest_ram_idle_kb) |"
+echo "| exec to guest /init, ms | $(cell microvm_exec_to_init_ms) | $(cell qemu_exec_to_init_ms) |"
+echo "| VMM overhead Rss idle, KiB | $(cell microvm_overhead_idle_kb) | $(cell qemu_overhead_idle_kb) |"
+echo "| VMM overhead Rss under I/O, KiB | $(cell microvm_overhead_io_kb) | $(cell qemu_overhead_io_kb) |"
+echo "| of which anonymous, idle, KiB | $(cell microvm_overhead_anon_idle_kb) | $(cell qemu_overhead_anon_idle_kb) |"
+echo "| of which anonymous, I/O, KiB | $(cell microvm_overhead_anon_io_kb) | $(cell qemu_overhead_anon_io_kb) |"
+echo "| guest RAM touched (idle), KiB | $(cell microvm_guest_ram_idle_kb) | $(cell qemu_guest_ram_idle_kb) |"
 echo "| start to first KVM_RUN (--stats), ms | $(cell microvm_first_kvm_run_ms) | - |"
 echo "| start to init mark (boot-time device), ms | $(cell microvm_boot_time_init_ms) | - |"
 exit "$status"

@@ -7,4 +7,7 @@
 add_test(NAME bench.guest_smoke COMMAND ${CMAKE_CURRENT_LIST_DIR}/guest-fio.sh
 	--quick --microvm $<TARGET_FILE:microvm> --artifacts ${E2E_ARTIFACTS})
 set_tests_properties(bench.guest_smoke PROPERTIES FIXTURES_REQUIRED e2e
-	LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK e2e_vm)
+	LABELS bench SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK e2e_vm
+	# One L1 vCPU: what keeps the emulator's failures rare
+	# (tests/e2e/README.md); the smoke run checks pieces, not batching.
+	ENVIRONMENT MICROVM_E2E_L1_CPUS=1)

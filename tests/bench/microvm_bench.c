@@ -26,6 +26,7 @@
 
 #include "bench_driver.h"
 #include "bench_fio.h"
+#include "uring_probe.h"
 #include "util/confine.h"
 #include "util/evloop.h"
 #include "virtio/blk.h"
@@ -553,29 +554,6 @@ static void drop_file(struct backing *bk)
 	disk_close(&bk->disk);
 	unlink(bk->path);
 	bk->ready = false;
-}
-
-/* Can this kernel (or sandbox) run the io_uring engine? */
-static bool uring_works(void)
-{
-	struct disk_opts o = {
-		.path = "/proc/self/exe",
-		.readonly = true,
-		.cache = DISK_CACHE_WRITEBACK,
-		.engine = DISK_ENGINE_URING,
-	};
-	struct disk_queue *q;
-	struct disk d;
-	char err[256];
-	bool ok;
-
-	if (disk_open(&d, &o, err, sizeof(err)))
-		return false;
-	ok = !disk_queue_open(&d, 4, &q);
-	if (ok)
-		disk_queue_close(q);
-	disk_close(&d);
-	return ok;
 }
 
 /* ---- output ---- */

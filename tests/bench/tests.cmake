@@ -7,7 +7,8 @@
 add_executable(microvm-bench ${CMAKE_CURRENT_LIST_DIR}/microvm_bench.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_driver.c
 	${CMAKE_CURRENT_LIST_DIR}/bench_fio.c)
-target_include_directories(microvm-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(microvm-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}
+	${CMAKE_CURRENT_LIST_DIR}/../unit)
 target_link_libraries(microvm-bench PRIVATE microvm_core Threads::Threads)
 set_target_properties(microvm-bench PROPERTIES
 	RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

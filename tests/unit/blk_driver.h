@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "util/evloop.h"
+#include "uring_probe.h"
 
 /* Guest memory map of the tests; a test may ask for more RAM. */
 #define RAM_GPA 0x100000ull
@@ -553,29 +554,6 @@ static inline void table_put(uint64_t table, const struct dseg *s,
 		put_le(d + 12, flags, 2);
 		put_le(d + 14, i + 1u, 2);
 	}
-}
-
-/* Can this kernel (or sandbox) run the io_uring engine? */
-static inline bool uring_works(void)
-{
-	struct disk_opts o = {
-		.path = "/proc/self/exe",
-		.readonly = true,
-		.cache = DISK_CACHE_WRITEBACK,
-		.engine = DISK_ENGINE_URING,
-	};
-	struct disk_queue *q;
-	struct disk d;
-	char err[256];
-	bool ok;
-
-	if (disk_open(&d, &o, err, sizeof(err)))
-		return false;
-	ok = !disk_queue_open(&d, 4, &q);
-	if (ok)
-		disk_queue_close(q);
-	disk_close(&d);
-	return ok;
 }
 
 /*

@@ -155,6 +155,18 @@ wait_for()
 	done
 }
 
+# abandon WHY: one_run's VMM is given up on: say why, show the ends of its
+# output, stop it and close the guest's console pipe (one_run's $tag,
+# $out, $err, $pid).
+abandon()
+{
+	note "FAIL $tag: $1"
+	tail -n 20 $out $err
+	kill $pid 2>/dev/null
+	wait $pid
+	exec 3>&-
+}
+
 # one_run VMM TRANSPORT QUEUES REP: boot, measure, print BENCH-RAW.
 one_run()
 {
@@ -200,22 +212,14 @@ one_run()
 	exec 3>$fifo
 	tag="vmm=$vmm transport=$tr queues=$q rep=$rep"
 	if ! wait_for $out BENCH-FIO-START "$boot_limit" $pid; then
-		note "FAIL $tag: no BENCH-FIO-START (boot or warm-up failed)"
-		tail -n 20 $out $err
-		kill $pid 2>/dev/null
-		wait $pid
-		exec 3>&-
+		abandon "no BENCH-FIO-START (boot or warm-up failed)"
 		return 1
 	fi
 	k0=$(kvm_sample k0_)
 	v0=$(vmm_sample $vmm $pid $err v0_)
 	echo go >&3
 	if ! wait_for $out '^#E' $((runtime * 4 + 60)) $pid; then
-		note "FAIL $tag: no end of fio (#E)"
-		tail -n 20 $out $err
-		kill $pid 2>/dev/null
-		wait $pid
-		exec 3>&-
+		abandon "no end of fio (#E)"
 		return 1
 	fi
 	k1=$(kvm_sample k1_)

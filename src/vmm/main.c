@@ -349,6 +349,14 @@ int main(int argc, char **argv)
 	confine_thread(CONFINE_MAIN);
 	log_startup("threads started, main confined");
 	status = vm_wait(&machine.vm, cfg.timeout);
+	/*
+	 * Said now, not after the console flush below, which may wait up to
+	 * SERIAL_TX_FLUSH_MS for a stalled stdout: a CI runner sees the panic
+	 * within a second of the guest's write whatever the console does.
+	 */
+	if (status == VM_EXIT_GUEST_PANIC && machine.vm.exit_reason &&
+	    !strcmp(machine.vm.exit_reason, VM_EXIT_REASON_PANIC))
+		fprintf(stderr, "microvm: %s\n", VM_EXIT_REASON_PANIC);
 	if (vm_stop_vcpus(&machine.vm)) {
 		/*
 		 * A vCPU stuck in the kernel owns its vCPU and may still touch

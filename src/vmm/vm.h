@@ -22,9 +22,13 @@
 /* Exit statuses that are not a guest-chosen byte. */
 #define VM_EXIT_OK 0
 #define VM_EXIT_STARTUP 1       /* bad input or setup failure */
+#define VM_EXIT_GUEST_PANIC 122 /* the guest kernel panicked (pvpanic) */
 #define VM_EXIT_GUEST_CRASH 123 /* triple fault / unexpected shutdown */
 #define VM_EXIT_TIMEOUT 124
 #define VM_EXIT_INTERNAL 125    /* KVM or VMM failure while running */
+
+/* vm->exit_reason of a pvpanic PANICKED event, which main reports. */
+#define VM_EXIT_REASON_PANIC "guest panicked (pvpanic)"
 
 struct kvm_run;
 

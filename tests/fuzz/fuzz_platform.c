@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target for the platform devices behind the PIO and MMIO buses
- * (src/vmm/bus.c, src/devices/serial.c, i8042.c, exitdev.c, boottime.c),
+ * (src/vmm/bus.c, src/devices/serial.c, i8042.c, exitdev.c, boottime.c,
+ * pvpanic.c),
  * laid out as
  * the x86_64 machine registers them, plus extra ranges the input asks
  * bus_register() for. Every range's handler is wrapped in a recorder, so
@@ -11,7 +12,9 @@
  * never write past the access width, the interrupt line only reports
  * changes, and the reset and exit callbacks fire for exactly the writes
  * that mean them. The boot-time register counts exactly the mark writes,
- * takes their time from the clock, and logs no more than its limit.
+ * takes their time from the clock, and logs no more than its limit. The
+ * pvpanic port reads as its capability byte and counts each event bit
+ * of a write, calling back for exactly the PANICKED ones.
  * abort() on any broken promise.
  *
  * Input: a stream of FUZZ_OP_SIZE-byte operations (see fuzz_op()).
@@ -19,8 +22,10 @@
 #include "devices/boottime.h"
 #include "devices/exitdev.h"
 #include "devices/i8042.h"
+#include "devices/pvpanic.h"
 #include "devices/serial.h"
 #include "util/le.h"
+#include "util/log.h"
 #include "vmm/bus.h"
 
 #include <errno.h>
@@ -37,6 +42,7 @@
 #define FUZZ_EXIT_MMIO 0xf0100000ULL
 #define FUZZ_PORT_BOOT_TIME 0xf8
 #define FUZZ_BOOT_TIME_MMIO 0xf0101000ULL
+#define FUZZ_PORT_PVPANIC 0x505
 #define FUZZ_GSI_COM1 4
 
 #define FUZZ_OP_SIZE 12
@@ -60,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum fuzz_dev {
 	DEV_SERIAL, DEV_KBD_DATA, DEV_KBD_CMD, DEV_EXIT, DEV_BOOT_TIME,
-	DEV_EXTRA
+	DEV_PVPANIC, DEV_EXTRA
 };
 
 /* A registered range, as the bus should see it. */
@@ -78,6 +84,7 @@ struct fuzz_state {
 	struct i8042 kbd;
 	struct exitdev exitdev;
 	struct boottime boottime;
+	struct pvpanic pvpanic;
 	uint64_t bt_clock;     /* the boot-time clock: +1 per reading */
 	unsigned int bt_lines; /* boot-time log lines */
 	struct fuzz_range ranges[2 * BUS_MAX_RANGES];
@@ -88,7 +95,7 @@ struct fuzz_state {
 	unsigned int hits;
 	/* Callbacks. */
 	int irq_level;
-	unsigned int resets, exits;
+	unsigned int resets, exits, panics;
 	int exit_status;
 	/* Shadow of the UART's RX FIFO. */
 	uint8_t rx[SERIAL_RX_FIFO_SIZE];
@@ -120,6 +127,36 @@ static void fuzz_exit(void *opaque, int status)
 
 	s->exits++;
 	s->exit_status = status;
+}
+
+static void fuzz_panicked(void *opaque)
+{
+	((struct fuzz_state *)opaque)->panics++;
+}
+
+/* A pvpanic access: each event bit of a write counted, reads inert. */
+static void fuzz_pvpanic_check(uint64_t off, const uint8_t *data,
+			       unsigned int len, bool is_write,
+			       const struct pvpanic_stats *before)
+{
+	struct pvpanic_stats now;
+	bool ev = is_write && off == 0;
+	uint8_t v = data[0];
+	unsigned int i;
+
+	pvpanic_get_stats(&st.pvpanic, &now);
+	if (now.panicked != before->panicked + (ev && (v & PVPANIC_PANICKED)) ||
+	    now.crash_loaded != before->crash_loaded +
+				    (ev && (v & PVPANIC_CRASH_LOADED)) ||
+	    now.ignored != before->ignored +
+			   (ev && (!v || (v & ~PVPANIC_CAPABILITY))) ||
+	    now.panicked != st.panics)
+		abort();
+	if (is_write)
+		return;
+	for (i = 0; i < len; i++)
+		if (data[i] != (off == 0 && i == 0 ? PVPANIC_CAPABILITY : 0))
+			abort();
 }
 
 static uint64_t fuzz_bt_clock(void *opaque)
@@ -307,12 +344,15 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 {
 	const struct fuzz_range *want = fuzz_lookup(bus, addr, len);
 	unsigned int resets = st.resets, exits = st.exits, hits = st.hits;
+	unsigned int panics = st.panics;
+	struct pvpanic_stats pp;
 	struct boottime_stats bt;
 	uint8_t buf[FUZZ_BUF], lcr = st.com1.lcr, mcr = st.com1.mcr;
 	unsigned int i;
 	bool took;
 
 	boottime_get_stats(&st.boottime, &bt);
+	pvpanic_get_stats(&st.pvpanic, &pp);
 	memset(buf, FUZZ_CANARY, sizeof(buf));
 	if (is_write)
 		le_put(buf, len, value);
@@ -325,7 +365,8 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 	if (took != !!want || st.hits != hits + took)
 		abort();
 	if (!want) {
-		if (st.resets != resets || st.exits != exits)
+		if (st.resets != resets || st.exits != exits ||
+		    st.panics != panics)
 			abort();
 		return;
 	}
@@ -335,6 +376,10 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 		       exits, lcr, mcr);
 	if (want->dev == DEV_BOOT_TIME)
 		fuzz_bt_check(addr - want->base, buf, len, is_write, &bt);
+	if (want->dev == DEV_PVPANIC)
+		fuzz_pvpanic_check(addr - want->base, buf, len, is_write, &pp);
+	else if (st.panics != panics)
+		abort();
 	if (st.com1.rx_count != st.rx_count ||
 	    st.com1.irq_level != st.irq_level)
 		abort();
@@ -355,7 +400,7 @@ static void fuzz_input(const uint8_t *bytes, size_t n)
 
 static const uint64_t pio_targets[] = {
 	FUZZ_PORT_COM1, FUZZ_PORT_I8042_DATA, FUZZ_PORT_I8042_CMD,
-	FUZZ_PORT_EXIT, FUZZ_PORT_BOOT_TIME,
+	FUZZ_PORT_EXIT, FUZZ_PORT_BOOT_TIME, FUZZ_PORT_PVPANIC,
 };
 static const unsigned int pio_lens[] = { 1, 2, 4, 3 };
 static const unsigned int mmio_lens[] = { 1, 2, 4, 8 };
@@ -377,7 +422,7 @@ static void fuzz_op(const uint8_t *op)
 
 	switch (kind) {
 	case 0:
-		addr = pio_targets[op[1] % 5] + (off16 & 15) - 4;
+		addr = pio_targets[op[1] % 6] + (off16 & 15) - 4;
 		fuzz_access(&st.pio, addr & 0xffff, pio_lens[w], is_write,
 			    value);
 		break;
@@ -414,6 +459,7 @@ static int fuzz_setup(void)
 		return -1;
 	i8042_init(&st.kbd, fuzz_reset, &st);
 	exitdev_init(&st.exitdev, fuzz_exit, &st);
+	pvpanic_init(&st.pvpanic, fuzz_panicked, &st);
 	if (boottime_init(&st.boottime, fuzz_bt_clock, &st, fuzz_bt_log, &st))
 		return -1;
 	fuzz_register(&st.pio, FUZZ_PORT_COM1, SERIAL_NR_REGS, DEV_SERIAL,
@@ -430,6 +476,8 @@ static int fuzz_setup(void)
 		      DEV_BOOT_TIME, boottime_access, &st.boottime);
 	fuzz_register(&st.mmio, FUZZ_BOOT_TIME_MMIO, BOOT_TIME_MMIO_LEN,
 		      DEV_BOOT_TIME, boottime_access, &st.boottime);
+	fuzz_register(&st.pio, FUZZ_PORT_PVPANIC, PVPANIC_PIO_LEN,
+		      DEV_PVPANIC, pvpanic_access, &st.pvpanic);
 	return 0;
 }
 
@@ -442,6 +490,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (null_fd < 0)
 			abort();
+		/*
+		 * pvpanic's warnings (one kdump line and a burst of ignored
+		 * events per input, as each input is a fresh device) would
+		 * flood a long run; its counters are what is checked.
+		 */
+		log_set_level(LOG_ERROR);
 	}
 	if (fuzz_setup())
 		return 0;

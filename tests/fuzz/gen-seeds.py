@@ -38,7 +38,7 @@ def plat_op(kind, sel=0, off=0, value=0):
 
 def pio(dev, reg, write=False, value=0, width=0):
     """PIO op at device dev (0 COM1, 1 kbd data, 2 kbd cmd, 3 exit,
-    4 boot-time) + reg."""
+    4 boot-time, 5 pvpanic) + reg."""
     return plat_op(0 | (4 if write else 0) | width << 3, dev, reg + 4, value)
 
 
@@ -72,6 +72,14 @@ def seeds_platform():
           plat_op(2 | 4, 123, 0x8000 | 16) +
           plat_op(2 | 4 | 3 << 3, 2, 0x8000 | 16) +
           plat_op(2, 0, 0x8000 | 16))
+    # pvpanic as Linux drives it: the capability read at probe, then
+    # CRASH_LOADED (twice: one log line), junk bits, no bits, a 2-byte
+    # write (dropped by the 1-byte range), the ports around it, PANICKED.
+    write("fuzz_platform", "pvpanic",
+          pio(5, 0) + pio(5, 0, True, 2) + pio(5, 0, True, 2) +
+          pio(5, 0, True, 0x80) + pio(5, 0, True, 0) +
+          pio(5, 0, True, 1, 1) + pio(5, -1, True, 1) + pio(5, 1, True, 1) +
+          pio(5, 0, True, 1) + pio(5, 0))
     # Extra ranges: one that fits, one that overlaps COM1, one that wraps.
     write("fuzz_platform", "bus-ranges",
           plat_op(3 | 4, 4, 0x500) + plat_op(3 | 4, 8, 0x3f0) +

@@ -81,6 +81,7 @@ static struct acpi_config make_config(unsigned int ncpus, bool pci,
 		mmio_devs[i].size = VIRTIO_MMIO_SLOT;
 		mmio_devs[i].gsi = IRQ_VIRTIO_MMIO_FIRST + i;
 	}
+	cfg.pvpanic_port = PORT_PVPANIC; /* as the machine has it */
 	cfg.pci.present = pci;
 	cfg.pci.ecam_base = PCI_ECAM_BASE;
 	cfg.pci.mmio32_base = PCI_MMIO32_BASE;
@@ -227,6 +228,7 @@ static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 	size_t len = le(d + 4, 4), n;
 	uint8_t pat[32];
 	unsigned int i;
+	bool pvpanic;
 
 	CHECK_EQ(count_bytes(d, len, "LNRO0005", 8), cfg->nr_mmio);
 	CHECK_EQ(count_bytes(d, len, pnp0a08, sizeof(pnp0a08)),
@@ -234,6 +236,19 @@ static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 	CHECK_EQ(count_bytes(d, len, "\x08_S5_\x12", 6), 1);
 	CHECK_EQ(count_bytes(d, len, "COM1", 4), 1);
 	CHECK_EQ(count_bytes(d, len, pnp0b00, sizeof(pnp0b00)), cfg->rtc);
+	/* pvpanic: _HID string, one 1-byte IO port, _STA 0x0f. */
+	pvpanic = cfg->pvpanic_port != 0;
+	CHECK_EQ(count_bytes(d, len, "PEVT\x08_HID\x0dQEMU0001", 18),
+		 pvpanic);
+	if (pvpanic) {
+		uint8_t io[] = { 0x47, 0x01, cfg->pvpanic_port & 0xff,
+				 cfg->pvpanic_port >> 8,
+				 cfg->pvpanic_port & 0xff,
+				 cfg->pvpanic_port >> 8, 0x01, 0x01 };
+
+		CHECK_EQ(count_bytes(d, len, io, sizeof(io)), 1);
+	}
+	CHECK_EQ(count_bytes(d, len, "\x08_STA\x0a\x0f", 7), pvpanic);
 	/* Device VRnn: _HID string, then _UID n as an integer. */
 	for (i = 0; i < cfg->nr_mmio; i++) {
 		n = (size_t)snprintf((char *)pat, sizeof(pat),
@@ -317,6 +332,8 @@ static void test_configs(void)
 			for (p = 0; p < 3; p++) {
 				cfg = make_config(cpus[c], p > 0, nmmio[m],
 						  p == 2, (c + m + p) & 1);
+				if ((c + m) & 1)
+					cfg.pvpanic_port = 0;
 				used = build_and_check(&cfg, LAYOUT_ACPI_SIZE,
 						       &t);
 				CHECK(used > 0);
@@ -534,7 +551,8 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 			     const uint8_t *dsdt)
 {
 	size_t len = le(dsdt + 4, 4), aml_len = 0;
-	char *text, *aml;
+	bool pvpanic = cfg->pvpanic_port != 0;
+	char *text, *aml, want[64];
 
 	text = slurp(dir, "DSDT.dsl", NULL);
 	CHECK(text != NULL);
@@ -546,12 +564,19 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 		/* Each _CRS decodes as a resource template: COM1, the
 		 * virtio-mmio devices, PCI0 and its ECAM reservation. */
 		CHECK_EQ(count_str(text, "ResourceTemplate ()"),
-			 1 + cfg->rtc + cfg->nr_mmio +
+			 1 + cfg->rtc + pvpanic + cfg->nr_mmio +
 			 (cfg->pci.present ? 2 : 0));
 		CHECK_EQ(count_str(text, "Interrupt (ResourceConsumer, Edge, "
 				   "ActiveHigh, Exclusive"), cfg->nr_mmio);
 		CHECK_EQ(count_str(text, "IO (Decode16,"),
-			 1 + cfg->rtc + cfg->pci.present);
+			 1 + cfg->rtc + pvpanic + cfg->pci.present);
+		/* QEMU's ISA pvpanic: the Linux driver's _HID, one port. */
+		snprintf(want, sizeof(want), "0x%04X,             // Range Minimum",
+			 cfg->pvpanic_port);
+		CHECK_EQ(count_str(text, "Name (_HID, \"QEMU0001\")"),
+			 pvpanic);
+		CHECK(!pvpanic || strstr(text, want));
+		CHECK_EQ(count_str(text, "Name (_STA, 0x0F)"), pvpanic);
 		free(text);
 	}
 	CHECK_EQ(run_in(dir, "iasl DSDT.dsl > DSDT.build.log 2>&1"), 0);
@@ -588,7 +613,9 @@ static void check_acpiexec(const char *dir, const struct acpi_config *cfg)
 	if (!text)
 		return;
 	CHECK_EQ(count_str(text, "] EndTag Resource"),
-		 1 + cfg->rtc + cfg->nr_mmio + (cfg->pci.present ? 2 : 0));
+		 1 + cfg->rtc + !!cfg->pvpanic_port + cfg->nr_mmio +
+		 (cfg->pci.present ? 2 : 0));
+	CHECK(!cfg->pvpanic_port || strstr(text, "Device: \\_SB.PEVT\n"));
 	CHECK(strstr(text, "Device: \\_SB.COM1\n") != NULL);
 	CHECK(!cfg->rtc || strstr(text, "Device: \\_SB.RTC\n")); /* RTC_ */
 	CHECK(!cfg->pci.present ||
@@ -663,11 +690,14 @@ static int test_tools(void)
 	struct acpi_config cfgs[] = {
 		make_config(1, false, 0, false, false),
 		make_config(2, true, 3, true, true),
+		make_config(2, true, 1, false, false), /* no pvpanic */
 		make_config(64, true, 1, false, false),
 		make_config(255, false, IRQ_VIRTIO_MMIO_COUNT, false, true),
 	};
 	bool acpiexec = on_path("acpiexec");
 	size_t i;
+
+	cfgs[2].pvpanic_port = 0;
 
 	if (!on_path("iasl")) {
 		printf("iasl not found (package acpica-tools): ACPICA checks "

@@ -89,6 +89,8 @@
 #define RTC_PORT 0x70 /* the PC's CMOS RTC: index and data port */
 #define RTC_PORTS 2
 #define RTC_IRQ 8
+#define PVPANIC_PORTS 1
+#define STA_PRESENT_ENABLED_SHOWN_OK 0x0f /* _STA bits 0-3, ACPI 6.3 §6.3.7 */
 
 /* The caller's buffer, filled from the front. */
 struct acpi_out {
@@ -278,6 +280,24 @@ static void acpi_dsdt_rtc(struct aml *a)
 	aml_end(a);
 }
 
+/*
+ * pvpanic, as QEMU describes its ISA device: Linux's pvpanic-mmio driver
+ * binds to _HID QEMU0001 and takes the port from _CRS (an IO resource
+ * works as well as memory). _STA says present and working, so the device
+ * is enumerated even by code that checks it before _CRS.
+ */
+static void acpi_dsdt_pvpanic(struct aml *a, uint16_t port)
+{
+	aml_device_begin(a, "PEVT");
+	aml_name_string(a, "_HID", "QEMU0001");
+	aml_name(a, "_CRS");
+	aml_resource_template_begin(a);
+	aml_io(a, port, port, 1, PVPANIC_PORTS);
+	aml_end(a);
+	aml_name_integer(a, "_STA", STA_PRESENT_ENABLED_SHOWN_OK);
+	aml_end(a);
+}
+
 /* One virtio-mmio transport, matched by Linux's virtio_mmio driver. */
 static void acpi_dsdt_virtio(struct aml *a, unsigned int n,
 			     const struct acpi_mmio_dev *dev)
@@ -374,6 +394,8 @@ static int acpi_dsdt(const struct acpi_config *cfg, struct aml *a)
 	acpi_dsdt_com1(a);
 	if (cfg->rtc)
 		acpi_dsdt_rtc(a);
+	if (cfg->pvpanic_port)
+		acpi_dsdt_pvpanic(a, cfg->pvpanic_port);
 	for (i = 0; i < cfg->nr_mmio; i++)
 		acpi_dsdt_virtio(a, i, &cfg->mmio[i]);
 	if (cfg->pci.present)

@@ -3,7 +3,8 @@
  * ACPI tables for the x86_64 guest: a hardware-reduced platform (ACPI 6.3)
  * described by RSDP, XSDT, FADT, MADT, DSDT and, with a PCI host bridge,
  * MCFG. The guest finds its CPUs through the MADT and its virtio-mmio
- * devices, COM1 and the PCI root bridge through the DSDT.
+ * devices, COM1, the pvpanic port and the PCI root bridge through the
+ * DSDT.
  */
 #ifndef MICROVM_X86_ACPI_H
 #define MICROVM_X86_ACPI_H
@@ -43,6 +44,11 @@ struct acpi_config {
 	 * does not probe ports that would read as all ones.
 	 */
 	bool rtc;
+	/*
+	 * The pvpanic event port (QEMU0001, one byte, as QEMU's ISA
+	 * pvpanic); 0: no such device.
+	 */
+	uint16_t pvpanic_port;
 };
 
 /**

@@ -46,6 +46,7 @@
 #define ACPI_S5_SLP_TYP 5                  /* _S5 package value */
 #define PORT_EXIT 0xf4                     /* 1-byte guest exit port */
 #define PORT_BOOT_TIME 0xf8                /* 1-byte boot-time mark port */
+#define PORT_PVPANIC 0x505                 /* 1-byte pvpanic event port (QEMU's) */
 #define PORT_PCI_CONFIG_ADDR 0xcf8
 #define PORT_PCI_CONFIG_DATA 0xcfc
 

@@ -2,7 +2,7 @@
 /*
  * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
  * i8042 reset line, the guest exit port and MMIO register, the boot-time
- * mark port and MMIO register, the ACPI power
+ * mark port and MMIO register, the pvpanic port, the ACPI power
  * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the kernel and the boot
  * vCPU's entry state.
  */
@@ -19,6 +19,7 @@
 #include "devices/exitdev.h"
 #include "devices/i8042.h"
 #include "devices/pci.h"
+#include "devices/pvpanic.h"
 #include "devices/serial.h"
 #include "layout.h"
 #include "platform.h"
@@ -35,6 +36,7 @@ struct arch_machine {
 	struct exitdev exitdev;
 	struct boottime boottime;
 	bool boottime_ready;
+	struct pvpanic pvpanic;
 	struct pci_bus pci;
 	bool pci_ready;
 };
@@ -47,6 +49,11 @@ static void machine_reset(void *opaque)
 static void machine_guest_exit(void *opaque, int status)
 {
 	vm_request_exit(opaque, status, "guest exit register");
+}
+
+static void machine_guest_panicked(void *opaque)
+{
+	vm_request_exit(opaque, VM_EXIT_GUEST_PANIC, VM_EXIT_REASON_PANIC);
 }
 
 static uint64_t machine_boot_clock(void *opaque)
@@ -135,6 +142,12 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 				   &a->boottime);
 	if (ret)
 		goto fail;
+	what = "pvpanic port";
+	pvpanic_init(&a->pvpanic, machine_guest_panicked, vm);
+	ret = bus_register(&vm->pio, PORT_PVPANIC, PVPANIC_PIO_LEN,
+			   pvpanic_access, &a->pvpanic);
+	if (ret)
+		goto fail;
 	what = "ACPI PM ports";
 	ret = x86_platform_register_pm(vm);
 	if (ret)
@@ -155,6 +168,7 @@ static int machine_acpi(struct machine *m, char *err, size_t errlen)
 	struct acpi_config ac = {
 		.ncpus = m->vm.ncpus,
 		.mmio = mmio,
+		.pvpanic_port = PORT_PVPANIC,
 		.pci = {
 			.present = true,
 			.ecam_base = PCI_ECAM_BASE,

@@ -25,6 +25,9 @@ static const char usage_text[] =
 "  --kernel IMAGE      bzImage, or ELF vmlinux with a PVH entry note\n"
 "  --initrd FILE       initial ramdisk\n"
 "  --cmdline STRING    kernel command line (default \"console=ttyS0\")\n"
+"  --console FILE      guest console output to FILE (created or truncated)\n"
+"                      instead of stdout; stdin still reaches the guest,\n"
+"                      microvm's own messages stay on stderr\n"
 "  --cpus N            vCPUs, 1-254 (default 1)\n"
 "  --memory SIZE[,merge=on]\n"
 "                      guest RAM with K/M/G suffix, plain numbers are MiB\n"
@@ -59,7 +62,7 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 guest powered off or rebooted; N the guest wrote N to\n"
 "port 0xf4 or to MMIO 0xf0100000; 1 bad input or setup failure;\n"
-"123 guest triple fault; 124 --timeout; 125 internal error;\n"
+"122 guest kernel panic (pvpanic); 123 guest triple fault; 124 --timeout; 125 internal error;\n"
 "159 a forbidden system call (seccomp).\n""Boot-time marks: the guest writes 1 (init reached), 2, 3-15 or 123 (boot\n"
 "complete) to port 0xf8 or MMIO 0xf0101000; microvm logs the time.\n"
 "Environment: MICROVM_KVM_DEVICE overrides /dev/kvm.\n";
@@ -320,12 +323,14 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 }
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
-       OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP };
+       OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP,
+       OPT_CONSOLE };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "initrd", required_argument, NULL, OPT_INITRD },
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+	{ "console", required_argument, NULL, OPT_CONSOLE },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "disk", required_argument, NULL, OPT_DISK },
@@ -352,6 +357,13 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		return 0;
 	case OPT_CMDLINE:
 		cfg->cmdline = arg;
+		return 0;
+	case OPT_CONSOLE:
+		if (!*arg) {
+			snprintf(err, errlen, "--console '': needs a file name");
+			return -EINVAL;
+		}
+		cfg->console = arg;
 		return 0;
 	case OPT_CPUS:
 		if (parse_uint(arg, CONFIG_MAX_CPUS, &n) || n == 0) {

@@ -40,6 +40,7 @@ struct vm_config {
 	const char *kernel;
 	const char *initrd;
 	const char *cmdline;
+	const char *console;  /* --console FILE; NULL: the console is stdout */
 	unsigned int cpus;
 	uint64_t memory;
 	const char *memory_arg; /* --memory as typed, for messages */

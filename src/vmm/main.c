@@ -93,6 +93,38 @@ static void undo_images(struct machine *m)
 	m->kernel = m->initrd = NULL;
 }
 
+/*
+ * --console FILE: the guest's console output goes to FILE, created or
+ * truncated, and stdout stays empty. O_NONBLOCK keeps a FIFO with no
+ * reader from hanging startup (ENXIO instead); the output thread copes
+ * with a descriptor that says "try again". Opened before the VM so that
+ * a bad path is reported without KVM.
+ */
+static int step_console(struct machine *m, char *err, size_t errlen)
+{
+	const char *path = m->cfg->console;
+	int ret;
+
+	m->console_fd = STDOUT_FILENO;
+	if (!path)
+		return 0;
+	m->console_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+			     O_NONBLOCK | O_NOCTTY, 0644);
+	if (m->console_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "--console %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static void undo_console(struct machine *m)
+{
+	if (m->console_fd >= 0 && m->console_fd != STDOUT_FILENO)
+		close(m->console_fd);
+	m->console_fd = STDOUT_FILENO;
+}
+
 static int step_vm(struct machine *m, char *err, size_t errlen)
 {
 	int ret = vm_open(&m->vm, err, errlen);
@@ -189,6 +221,7 @@ struct init_step {
 static const struct init_step init_steps[] = {
 	{ "images", step_images, undo_images },
 	{ "open disks", step_open_disks, undo_open_disks },
+	{ "console", step_console, undo_console },
 	{ "vm", step_vm, undo_vm },
 	{ "ram", step_ram, NULL },        /* RAM goes with the VM */
 	{ "devices", step_devices, undo_devices },
@@ -213,6 +246,19 @@ static void log_startup(const char *what)
 	char ms[CLOCK_MS_LEN];
 
 	log_debug("startup: %s at %s ms", what,
+		  clock_format_ms(ms, sizeof(ms), clock_since_start_ns()));
+}
+
+/*
+ * With --verbose twice: how long the way out takes, from the main thread
+ * seeing the exit request (a guest panic, poweroff, ...) to the end of
+ * teardown: a CI runner waits for that.
+ */
+static void log_exit_time(const char *what)
+{
+	char ms[CLOCK_MS_LEN];
+
+	log_debug("exit: %s at %s ms", what,
 		  clock_format_ms(ms, sizeof(ms), clock_since_start_ns()));
 }
 
@@ -349,6 +395,7 @@ int main(int argc, char **argv)
 	confine_thread(CONFINE_MAIN);
 	log_startup("threads started, main confined");
 	status = vm_wait(&machine.vm, cfg.timeout);
+	log_exit_time("seen by main");
 	/*
 	 * Said now, not after the console flush below, which may wait up to
 	 * SERIAL_TX_FLUSH_MS for a stalled stdout: a CI runner sees the panic
@@ -386,6 +433,7 @@ int main(int argc, char **argv)
 	if (cfg.stats)
 		machine_print_stats(&machine, STDERR_FILENO);
 	machine_undo(&machine, NR_STEPS);
+	log_exit_time("teardown done");
 	cli_free(&cfg);
 	return status;
 }

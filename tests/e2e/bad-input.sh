@@ -14,7 +14,8 @@ arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
 unknown_option initrd_too_big no_kvm_device
 disk_missing disk_directory disk_locked disk_locked_readonly disk_unknown_key
 disk_readonly_maybe disk_queue_size_100 disk_queues_0 disk_serial_21
-disk_transport_usb seccomp_maybe seccomp_selftest_bogus"
+disk_transport_usb seccomp_maybe seccomp_selftest_bogus console_no_dir
+console_directory"
 
 microvm=
 art=
@@ -114,6 +115,16 @@ no_kvm_device)
 	;;
 # Disks are opened (and locked) before the VM exists: no KVM needed. The
 # --timeout keeps a run that wrongly gets as far as booting short.
+console_no_dir)
+	# Opened before the VM exists: no KVM needed.
+	args=(--kernel "$kernel" --timeout 10 --console "$work/no-dir/guest.log")
+	patterns=("--console" "$work/no-dir/guest.log")
+	;;
+console_directory)
+	mkdir "$work/log-dir"
+	args=(--kernel "$kernel" --timeout 10 --console "$work/log-dir")
+	patterns=("--console" "$work/log-dir")
+	;;
 disk_missing)
 	args=(--kernel "$kernel" --timeout 10 --disk "$work/no-such.img")
 	patterns=("$work/no-such.img")

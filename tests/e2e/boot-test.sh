@@ -12,6 +12,8 @@
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
 #        [--kernel vmlinuz|vmlinux] (vmlinux: the ELF, PVH entry)
 #        [--sigterm-after S] (microvm gets SIGTERM S seconds after start)
+#        [--console-file] (microvm --console FILE: the guest's output must
+#        be in FILE, truncated first, and none of it on stdout)
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -31,6 +33,8 @@ guest_result=1
 mode_args=()
 sigterm_after=
 stderr_has=()
+console_file=0
+harness_args=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -47,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--no-guest-result) guest_result=0; shift ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
 	--sigterm-after) sigterm_after=$2; shift 2 ;;
+	--console-file) console_file=1; shift ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -75,6 +80,16 @@ vm_args=(--kernel "$art/${kernel:-vmlinuz}" --initrd "$art/l2-initrd.cpio.gz"
 # its vCPU state on stderr) well before the harness limit.
 vm_args+=(--timeout "${vm_timeout:-240}")
 
+if [ "$console_file" = 1 ]; then
+	# Stale content first: microvm must truncate FILE. 1 MiB of it: in
+	# nested mode FILE travels as a disk of L1 (a sector multiple) and
+	# what microvm wrote comes back over its start.
+	{ echo STALE-CONSOLE-CONTENT; head -c 1048576 /dev/zero; } |
+		head -c 1048576 >"$work/guest-console.log"
+	vm_args+=(--console "$work/guest-console.log")
+	harness_args=(--disk-file "$work/guest-console.log")
+fi
+
 wrapper=()
 if [ -n "$sigterm_after" ]; then
 	# The same sh wrapper on the host and in nested mode's L1 (whose
@@ -99,7 +114,8 @@ run_guest()
 	# The harness limit leaves microvm's own --timeout room to act first.
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --timeout $((${vm_timeout:-240} + 180)) \
-		"${stdin_args[@]}" -- "${wrapper[@]}" "$microvm" "${vm_args[@]}" \
+		"${stdin_args[@]}" "${harness_args[@]}" -- "${wrapper[@]}" \
+		"$microvm" "${vm_args[@]}" \
 		2> >(tee "$work/stderr" >&2) | tee "$work/console"
 	status=${PIPESTATUS[0]}
 	# Let the stderr tee finish before the file is read.
@@ -119,6 +135,22 @@ fail()
 
 tr -d '\r' <"$work/console" >"$work/console.txt"
 console=$work/console.txt
+if [ "$console_file" = 1 ]; then
+	# stdout carries nothing of the guest; FILE has it all (NULs: the
+	# nested copy's padding past what microvm wrote), and the checks
+	# below read it instead.
+	if grep -q 'E2E-\|Linux version' "$console"; then
+		fail "guest output on stdout with --console FILE:" \
+			"$(grep -m 3 'E2E-\|Linux version' "$console" | tr '\n' ';')"
+	fi
+	tr -d '\r\0' <"$work/guest-console.log" >"$work/console-file.txt"
+	if grep -q STALE-CONSOLE-CONTENT "$work/console-file.txt"; then
+		fail "--console FILE was not truncated"
+	fi
+	echo "boot-test: --console FILE: $(wc -l <"$work/console-file.txt")" \
+		"lines; stdout: $(wc -c <"$console") bytes"
+	console=$work/console-file.txt
+fi
 [ "$status" -eq "$want_status" ] ||
 	fail "exit status $status, expected $want_status"
 if [ "$guest_result" = 1 ]; then

@@ -4,7 +4,8 @@
 # a rerun downloads nothing and rebuilds only what changed):
 #   OUTDIR/vmlinuz             Debian's cloud kernel (L1 and L2)
 #   OUTDIR/vmlinux             the same kernel as an ELF (PVH boot tests)
-#   OUTDIR/l2-initrd.cpio.gz   busybox + virtio modules + the test /init
+#   OUTDIR/l2-initrd.cpio.gz   busybox + virtio and pvpanic modules + the
+#                              test /init
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
 #   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain,
@@ -22,6 +23,9 @@ GUEST_DIR=$E2E_DIR/guest
 # Module sets, each installed with its dependencies and a load-order list
 # in /lib/modules/<set>.order of the initramfs.
 VIRTIO_MODULES="virtio_mmio virtio_pci virtio_blk"
+# L2: the ACPI QEMU0001 driver (and pvpanic.ko, its dependency) that
+# panic-test.sh's guest loads; Debian builds them as modules.
+PVPANIC_MODULES="pvpanic-mmio"
 KVM_MODULES="kvm-amd"
 # L1 only: a block device that needs O_DIRECT alignment (evil-test.sh).
 NULLBLK_MODULES="null_blk"
@@ -238,6 +242,8 @@ build_l2()
 	install_busybox "$root"
 	# shellcheck disable=SC2086
 	install_modules "$root" virtio.order $VIRTIO_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" pvpanic.order $PVPANIC_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run"
 	install -m 755 "$GUEST_DIR/l2-init.sh" "$root/init"

@@ -62,6 +62,17 @@ e2e_add(e2e.boot.sigterm_cpus2 auto ${E2E_BOOT}
 e2e_add(e2e.nested.cpus2_stdin_poweroff nested ${E2E_BOOT}
 	--cpus 2 --memory 256 --stdin-line "stdin reaches the nested guest"
 	--end poweroff --status 0)
+# --console FILE: the guest's output (marker, stdin echo, results) in
+# FILE, none of it on stdout, and stdin still reaches the guest.
+e2e_add(e2e.boot.console_file_stdin auto ${E2E_BOOT}
+	--cpus 1 --memory 256 --stdin-line "stdin with --console FILE"
+	--console-file --end port:9 --status 9)
+
+# A guest kernel panic (sysrq c, panic=-1) ends microvm with status 122
+# through pvpanic instead of a reboot's 0: Debian's kernel, its pvpanic
+# modules loaded from the test initramfs.
+e2e_add(e2e.panic.debian_cpus2 auto ${E2E_DIR}/panic-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS} --cpus 2)
 
 # Bad command lines: a non-zero exit and one stderr line naming the value.
 execute_process(COMMAND ${E2E_DIR}/bad-input.sh --list

@@ -156,7 +156,27 @@ static const struct argv_row argv_rows[] = {
 	  "--seccomp maybe" },
 	{ { "--kernel", "k", "--seccomp=" }, CLI_ERROR, "--seccomp " },
 	{ { "--kernel", "k", "--seccomp", "ON" }, CLI_ERROR, "--seccomp ON" },
+	{ { "--kernel", "k", "--console" }, CLI_ERROR, "--console" },
+	{ { "--kernel", "k", "--console=" }, CLI_ERROR, "--console ''" },
 };
+
+/* --console FILE is kept as given; without it the console is stdout. */
+static void test_console(void)
+{
+	char *argv[5] = { (char *)"microvm", (char *)"--kernel", (char *)"k",
+			  (char *)"--console", (char *)"/tmp/guest.log" };
+	struct vm_config cfg;
+	char err[256] = "";
+
+	memset(&cfg, 0, sizeof(cfg));
+	CHECK_EQ(cli_parse(5, argv, &cfg, err, sizeof(err)), CLI_RUN);
+	CHECK(cfg.console && !strcmp(cfg.console, "/tmp/guest.log"));
+	cli_free(&cfg);
+	memset(&cfg, 0, sizeof(cfg));
+	CHECK_EQ(cli_parse(3, argv, &cfg, err, sizeof(err)), CLI_RUN);
+	CHECK(cfg.console == NULL);
+	cli_free(&cfg);
+}
 
 /* --seccomp=MODE: each mode, and "on" when it is not given. */
 static void test_seccomp(void)
@@ -226,6 +246,7 @@ static void test_argv(void)
 			CHECK_EQ(cfg.cpus, 1);
 			CHECK(cfg.memory == CONFIG_DEFAULT_MEMORY);
 			CHECK(!strcmp(cfg.cmdline, "console=ttyS0"));
+			CHECK(cfg.console == NULL);
 		}
 		cli_free(&cfg);
 	}
@@ -296,5 +317,6 @@ int main(void)
 	test_disk_bad();
 	test_argv();
 	test_seccomp();
+	test_console();
 	return test_done();
 }

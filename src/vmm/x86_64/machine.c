@@ -102,7 +102,7 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	}
 	m->arch = a;
 	what = "COM1";
-	ret = serial_init(&a->com1, STDOUT_FILENO, vm_irq_line, vm, IRQ_COM1);
+	ret = serial_init(&a->com1, m->console_fd, vm_irq_line, vm, IRQ_COM1);
 	if (ret)
 		goto fail;
 	a->com1_ready = true;
@@ -257,9 +257,10 @@ void arch_machine_console_flush(struct machine *m)
 	serial_close_output(&m->arch->com1, SERIAL_TX_FLUSH_MS);
 	serial_tx_stats(&m->arch->com1, &st);
 	if (st.dropped)
-		log_warn("console: %llu bytes of guest output dropped (stdout "
+		log_warn("console: %llu bytes of guest output dropped (%s "
 			 "was not read fast enough)",
-			 (unsigned long long)st.dropped);
+			 (unsigned long long)st.dropped,
+			 m->cfg && m->cfg->console ? m->cfg->console : "stdout");
 }
 
 void arch_machine_print_stats(struct machine *m, int fd)

@@ -41,8 +41,10 @@ struct machine {
 	struct machine_disk *disks;
 	unsigned int nr_disks;
 	struct arch_machine *arch;
-	/* Where the guest console's output goes: STDOUT_FILENO or the
-	 * --console file (main's "console" step opens it). */
+	/*
+	 * Where the guest console's output goes: STDOUT_FILENO or the
+	 * --console file (main's "console" step opens it).
+	 */
 	int console_fd;
 };
 

@@ -19,7 +19,10 @@ say()
 	echo "<2>E2E-PANIC: $*" >/dev/kmsg
 }
 
-if [ -f /lib/modules/pvpanic.order ]; then
+# A kernel with the driver built in has it registered already; modules
+# of another kernel would not load into it.
+if [ ! -d /sys/bus/platform/drivers/pvpanic-mmio ] &&
+   [ -f /lib/modules/pvpanic.order ]; then
 	for m in $(cat /lib/modules/pvpanic.order); do
 		insmod "/lib/modules/$m.ko" || say "insmod $m.ko failed"
 	done
@@ -34,6 +37,13 @@ if [ -n "$bound" ]; then
 else
 	say "no pvpanic device bound"
 fi
+# The other vCPUs busy in user space when the panic comes: pvpanic must
+# end the VM whatever they do.
+n=$(nproc)
+while [ "$n" -gt 1 ]; do
+	(while :; do :; done) &
+	n=$((n - 1))
+done
 say "trigger"
 echo c >/proc/sysrq-trigger
 sleep 10

@@ -67,7 +67,9 @@ static const char usage_text[] =
 "123 guest triple fault; 124 --timeout; 125 internal error;\n"
 "159 a forbidden system call (seccomp).\n""Boot-time marks: the guest writes 1 (init reached), 2, 3-15 or 123 (boot\n"
 "complete) to port 0xf8 or MMIO 0xf0101000; microvm logs the time.\n"
-"Environment: MICROVM_KVM_DEVICE overrides /dev/kvm.\n";
+"Environment: MICROVM_KVM_DEVICE overrides /dev/kvm; TMPDIR is where\n"
+"snapshot=on overlays go; MICROVM_SNAPSHOT_REFLINK=off makes them use the\n"
+"cluster map even where the file system could reflink the image.\n";
 
 const char *cli_usage(void)
 {

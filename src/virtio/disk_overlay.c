@@ -72,7 +72,8 @@ static struct disk_overlay *ov_alloc(uint64_t size)
 	if (!ov)
 		return NULL;
 	/* size < 2^63, so neither sum overflows. */
-	ov->nclusters = (size + DISK_OVERLAY_CLUSTER - 1) / DISK_OVERLAY_CLUSTER;
+	ov->nclusters = (size + DISK_OVERLAY_CLUSTER - 1) /
+			DISK_OVERLAY_CLUSTER;
 	words = (ov->nclusters + OV_BITS - 1) / OV_BITS;
 	ov->map = calloc(words ? words : 1, sizeof(*ov->map));
 	if (!ov->map) {

@@ -368,7 +368,8 @@ static int req_start_fill(struct disk *d, struct disk_bounce *b,
 		return req_finish(d, r, 0);
 	}
 	if (d->ov) {
-		/* Unwritten clusters must read back as zeroes, not the image. */
+		/* Unwritten clusters must read back as zeroes, not as
+		 * the image. */
 		int ret = disk_overlay_prepare(d, b ? b->cow : NULL, r, r->len);
 
 		if (ret < 0)

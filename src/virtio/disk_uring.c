@@ -4,9 +4,9 @@
  * the four opcodes the backend issues (READV, WRITEV, FSYNC, FALLOCATE) on
  * its registered files (the disk image, or a snapshot's overlay and its
  * image; every SQE must carry IOSQE_FIXED_FILE; no register call is
- * allowed once enabled), then enabled. Completions signal the queue's eventfd; disk_queue_reap() turns
- * CQEs into finished requests and resubmits continuations of short
- * transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
+ * allowed once enabled), then enabled. Completions signal the queue's
+ * eventfd; disk_queue_reap() turns CQEs into finished requests and
+ * resubmits continuations of short transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
  */
 #include <assert.h>
 #include <errno.h>

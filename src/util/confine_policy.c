@@ -143,13 +143,17 @@ static const unsigned long vcpu_ioctls[] = {
  * I/O queue thread: waits on its epoll set, drains and signals eventfds
  * (kick, completion, stop, irqfd), submits and reaps through its
  * io_uring, and runs block-device discard and write-zeroes at once
- * (BLKDISCARD, BLKZEROOUT). Disk reads and writes go through the ring:
- * no pread/pwrite/fallocate here (the sync engine is for tests only).
+ * (BLKDISCARD, BLKZEROOUT). Disk reads and writes go through the ring,
+ * except a snapshot disk's copy-up of a cluster on its first write
+ * (preadv of the image, pwritev of the overlay, one cluster, at once);
+ * no fallocate here (the sync engine is for tests only).
  */
 static const struct confine_rule io_rules[] = {
 	ALLOW(epoll_wait),
 	ALLOW(epoll_pwait),
 	ALLOW(io_uring_enter),
+	ALLOW(preadv),
+	ALLOW(pwritev),
 };
 
 static const unsigned long io_ioctls[] = {

@@ -2,7 +2,8 @@
 /*
  * Disk images: open (O_DIRECT with a page-cache fallback), size and direct
  * I/O alignment of files and block devices, OFD image locking (an exclusive
- * lock for read-write users, shared for read-only ones), discard probing,
+ * lock for read-write users, shared for read-only and snapshot ones; a
+ * snapshot's overlay is in disk_overlay.c), discard probing,
  * and the engine-independent half of the queue API: depth accounting, the
  * done list and the completion eventfd every engine reports through.
  */
@@ -225,6 +226,7 @@ static int disk_probe(struct disk *d, char *err, size_t errlen)
  * even inside this process, and the lock goes with the last close. */
 static int disk_lock(struct disk *d, char *err, size_t errlen)
 {
+	/* A snapshot never writes the image: it shares it like a reader. */
 	struct flock fl = {
 		.l_type = d->readonly ? F_RDLCK : F_WRLCK,
 		.l_whence = SEEK_SET,
@@ -257,9 +259,19 @@ static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 		return disk_fail(err, errlen, -EINVAL,
 				 "disk %s: unknown cache mode %d", o->path,
 				 (int)o->cache);
+	if (o->snapshot && o->readonly)
+		return disk_fail(err, errlen, -EINVAL,
+				 "disk %s: snapshot and read-only exclude each other (a read-only disk is never written anyway)",
+				 o->path);
+	if (o->snapshot && o->cache == DISK_CACHE_NONE)
+		return disk_fail(err, errlen, -EINVAL,
+				 "disk %s: snapshot does not combine with O_DIRECT (cache=none): the throwaway overlay is page-cached",
+				 o->path);
 	memset(d, 0, sizeof(*d));
 	d->fd = fd;
-	d->readonly = o->readonly;
+	d->base_fd = -1;
+	/* A snapshot's image is probed and locked as a reader's. */
+	d->readonly = o->readonly || o->snapshot;
 	d->cache = o->cache;
 	d->engine = o->engine;
 	d->ops = disk_engines[o->engine];
@@ -270,7 +282,10 @@ static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 	ret = disk_probe(d, err, errlen);
 	if (!ret)
 		ret = disk_lock(d, err, errlen);
-	/* Only once the image is ours: the probe writes past its end. */
+	if (!ret && o->snapshot)
+		ret = disk_overlay_open(d, o, err, errlen);
+	/* Only once the image is ours: the probe writes past its end (for a
+	 * snapshot, past the overlay's). */
 	if (!ret && !d->is_blockdev)
 		disk_probe_file_discard(d);
 	if (ret) {
@@ -286,6 +301,7 @@ int disk_open_fd(struct disk *d, int fd, const struct disk_opts *o,
 {
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
+	d->base_fd = -1;
 	if (!o->path || !*o->path)
 		return disk_fail(err, errlen, -EINVAL, "disk: no path given");
 	return disk_setup(d, fd, o, err, errlen);
@@ -294,12 +310,14 @@ int disk_open_fd(struct disk *d, int fd, const struct disk_opts *o,
 int disk_open(struct disk *d, const struct disk_opts *o, char *err,
 	      size_t errlen)
 {
-	int flags = O_CLOEXEC | (o->readonly ? O_RDONLY : O_RDWR);
-	int direct = o->cache == DISK_CACHE_NONE ? O_DIRECT : 0;
+	int flags = O_CLOEXEC |
+		    (o->readonly || o->snapshot ? O_RDONLY : O_RDWR);
+	int direct = o->cache == DISK_CACHE_NONE && !o->snapshot ? O_DIRECT : 0;
 	int fd, ret;
 
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
+	d->base_fd = -1;
 	if (!o->path || !*o->path)
 		return disk_fail(err, errlen, -EINVAL, "disk: no path given");
 	fd = open(o->path, flags | direct);
@@ -326,6 +344,13 @@ void disk_close(struct disk *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
+	/* Only a snapshot owns @base_fd (a zeroed disk holds 0 there). */
+	if (d->snapshot && d->base_fd >= 0)
+		close(d->base_fd);
+	d->base_fd = -1;
+	disk_overlay_free(d->ov);
+	d->ov = NULL;
+	d->snapshot = false;
 	free(d->path);
 	d->path = NULL;
 }

@@ -47,6 +47,16 @@
 #define DISK_BOUNCE_CHUNK (256u * 1024)
 #define DISK_BOUNCE_SLOTS 4u
 #define DISK_BOUNCE_BYTES ((size_t)DISK_BOUNCE_SLOTS * DISK_BOUNCE_CHUNK)
+/*
+ * Snapshot disks (disk_opts.snapshot) without a reflink keep the guest's
+ * writes in a throwaway overlay file, tracked per cluster of this many
+ * bytes by a bitmap sized at open (one bit per cluster: 2 MiB for 1 TiB).
+ * The first write to a cluster copies it up (reads the image's cluster,
+ * merges, writes it whole to the overlay). 64 KiB keeps the map small and
+ * a sequential writer's copy-ups few; a guest's 4 KiB random write pays
+ * at most one 64 KiB read and write per cluster, once.
+ */
+#define DISK_OVERLAY_CLUSTER (64u * 1024)
 
 enum disk_cache {
 	DISK_CACHE_NONE,      /* O_DIRECT, flush = fdatasync (default) */
@@ -65,6 +75,15 @@ struct disk_opts {
 	bool readonly;
 	enum disk_cache cache;
 	enum disk_engine engine;
+	/*
+	 * snapshot: never write the image (opened read-only, shared lock);
+	 * the guest's writes go to an unlinked file in @tmpdir (NULL: $TMPDIR,
+	 * else /tmp), dropped at close. Not with @readonly or DISK_CACHE_NONE.
+	 */
+	bool snapshot;
+	const char *tmpdir;
+	bool no_reflink;       /* snapshot: use the cluster map even where the
+				* file system could clone the image (tests) */
 };
 
 enum disk_op {
@@ -85,9 +104,12 @@ struct disk_stats {
 	_Atomic uint64_t enters;    /* io_uring_enter calls made to submit
 				     * (uring engine; the cost per request
 				     * that batching saves) */
+	_Atomic uint64_t copy_ups;  /* snapshot: clusters copied to the
+				     * overlay */
 };
 
 struct disk_engine_ops;
+struct disk_overlay;
 
 /*
  * One per image; read-only after disk_open() except for the counters.
@@ -114,6 +136,16 @@ struct disk {
 	enum disk_engine engine;
 	const struct disk_engine_ops *ops;
 	char *path;
+	/*
+	 * Snapshot disks: @fd is the throwaway overlay (a reflinked clone of
+	 * the image, or a sparse file of the image's size beside @ov, the
+	 * cluster map); @base_fd the image, read-only, holding its shared
+	 * lock.
+	 */
+	bool snapshot;
+	bool reflinked;
+	int base_fd;
+	struct disk_overlay *ov;
 	struct disk_stats stats;
 };
 
@@ -127,6 +159,9 @@ struct disk_req_priv {
 	struct iovec biov;     /* the current chunk of @bounce */
 	struct iovec saved;    /* caller segment trimmed for a continuation */
 	int saved_idx;         /* its index in the caller's array, or -1 */
+	struct iovec saved_tail; /* segment cut short at the end of a run */
+	int tail_idx;          /* its index, or -1 (after any front trim) */
+	int kfile;             /* enum disk_file of the current transfer */
 	int stage;             /* step of the request (disk_req.c) */
 	int fmode;             /* fallocate mode of the current step */
 	uint64_t total;        /* READ/WRITE: the iovec total */
@@ -165,6 +200,12 @@ struct disk_queue;
  *
  * Opens read-only (O_RDONLY, shared OFD lock) or read-write (O_RDWR,
  * exclusive OFD lock on the whole file, so a second user is refused).
+ * A snapshot disk opens the image read-only with the shared lock (so many
+ * snapshot users share one image, and a writer conflicts with them) and
+ * creates its overlay: an O_TMPFILE (or unlinked) file in the temporary
+ * directory, reflinked from the image (FICLONE) where the file system can
+ * and @o->no_reflink is false, else sparse, of the image's size, with a
+ * cluster map; flushes then complete at once.
  * cache=none asks for O_DIRECT and falls back to the page cache, with an
  * info message, where the file system refuses it or the size is not a
  * multiple of the direct I/O block. Discard and write-zeroes support is
@@ -173,7 +214,8 @@ struct disk_queue;
  * (always available).
  *
  * Return: 0, or -errno with @err filled (-EBUSY when locked by another
- * user, -EISDIR for a directory, -EINVAL for other file types); after a
+ * user, -EISDIR for a directory, -EINVAL for other file types and for a
+ * snapshot that is read-only or asks for O_DIRECT); after a
  * failure @d holds nothing (disk_close() on it is harmless).
  * Context: startup, any thread.
  */
@@ -201,7 +243,8 @@ int disk_open_fd(struct disk *d, int fd, const struct disk_opts *o,
 		 char *err, size_t errlen);
 
 /**
- * disk_close() - release the lock and the descriptor.
+ * disk_close() - release the lock and the descriptor (a snapshot's
+ * overlay goes with it).
  * @d: disk from disk_open(); every queue must be closed already.
  * Context: teardown.
  */

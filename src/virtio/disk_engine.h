@@ -11,11 +11,15 @@
 
 #include "virtio/disk.h"
 
-/* A queue's O_DIRECT bounce buffers (DISK_BOUNCE_SLOTS, preallocated). */
+/*
+ * A queue's O_DIRECT bounce buffers (DISK_BOUNCE_SLOTS, preallocated), and
+ * the one cluster buffer a snapshot disk's copy-up uses.
+ */
 struct disk_bounce {
 	uint8_t *mem;                /* the buffers, chunk-aligned; or NULL */
 	unsigned int nfree;
 	uint8_t free[DISK_BOUNCE_SLOTS]; /* indices of the free buffers */
+	uint8_t *cow;                /* DISK_OVERLAY_CLUSTER bytes, or NULL */
 };
 
 /* Common head of every engine's queue; engines embed it first. */
@@ -36,9 +40,16 @@ enum disk_kop {
 	DISK_KOP_FALLOCATE,
 };
 
-/* One kernel call on disk->fd. */
+/* Which descriptor a kernel call uses (the io_uring fixed-file index). */
+enum disk_file {
+	DISK_FILE_MAIN, /* disk->fd: the image, or a snapshot's overlay */
+	DISK_FILE_BASE, /* disk->base_fd: a snapshot's image (reads only) */
+};
+
+/* One kernel call on disk->fd or, for snapshot reads, disk->base_fd. */
 struct disk_kcall {
 	enum disk_kop op;
+	enum disk_file file;
 	uint64_t pos;          /* READV/WRITEV/FALLOCATE offset */
 	uint64_t len;          /* FALLOCATE length */
 	int mode;              /* FALLOCATE mode */
@@ -87,6 +98,79 @@ int disk_bounce_init(struct disk_bounce *b, const struct disk *d);
  * Context: any thread.
  */
 void disk_bounce_fini(struct disk_bounce *b);
+
+/**
+ * disk_overlay_open() - create a snapshot disk's overlay.
+ * @d: disk probed and locked on its image (@d->fd, read-only).
+ * @o: options: temporary directory, reflink allowed.
+ * @err: message buffer.
+ * @errlen: size of @err.
+ *
+ * On success @d->base_fd is the image, @d->fd the overlay (read-write),
+ * and @d->ov the cluster map unless the overlay is a reflinked clone.
+ * Return: 0, or -errno with @err filled and @d unchanged.
+ * Context: startup.
+ */
+int disk_overlay_open(struct disk *d, const struct disk_opts *o, char *err,
+		      size_t errlen);
+
+/**
+ * disk_overlay_free() - free the cluster map (descriptors stay open).
+ * @ov: map, or NULL.
+ * Context: teardown.
+ */
+void disk_overlay_free(struct disk_overlay *ov);
+
+/**
+ * disk_overlay_run() - where a read finds its data: the overlay or the
+ * image, for as many clusters in a row as agree.
+ * @d: snapshot disk with a cluster map.
+ * @pos: first byte.
+ * @end: end of the read (> @pos).
+ * @file: which descriptor to read.
+ * Return: bytes from @pos that come from *@file (at most @end - @pos).
+ * Context: any queue's thread; a cluster copied up concurrently may still
+ * be read from the image (the guest raced its own write).
+ */
+uint64_t disk_overlay_run(const struct disk *d, uint64_t pos, uint64_t end,
+			  enum disk_file *file);
+
+/**
+ * disk_overlay_prepare() - copy up the clusters a write, discard or
+ * write-zeroes touches that are not in the overlay yet.
+ * @d: snapshot disk with a cluster map.
+ * @buf: the queue's cluster buffer (struct disk_bounce.cow).
+ * @r: the request; its range is checked already.
+ * @len: its length in bytes (> 0).
+ *
+ * Copy-up is synchronous (preadv/pwritev on the queue's thread) and
+ * serialized per cluster across queues: the image's cluster is read
+ * (unless @r covers it), @r's bytes (or zeroes) are merged in, and the
+ * result is written to the overlay before the cluster is marked, so a
+ * second writer of the cluster either copies it up first or finds it
+ * marked and writes into the overlay; neither's data is lost. A cluster
+ * that a discard or write-zeroes covers whole is only marked (the overlay
+ * has a hole there; the request's own fallocate follows).
+ * Return: 1 when @r is a write that is complete (every cluster it touches
+ * was copied up here, with its data), 0 when @r must still run on the
+ * overlay, -errno on failure (some clusters may be copied up; the rest
+ * read from the image as before).
+ * Context: the queue's thread.
+ */
+int disk_overlay_prepare(struct disk *d, uint8_t *buf, struct disk_req *r,
+			 uint64_t len);
+
+/**
+ * disk_req_copy() - copy between a buffer and a request's iovecs.
+ * @r: READ or WRITE request.
+ * @from: byte offset into the iovecs.
+ * @buf: the buffer.
+ * @n: bytes; the iovecs must hold @from + @n.
+ * @to_iov: direction.
+ * Context: the queue's thread.
+ */
+void disk_req_copy(struct disk_req *r, uint64_t from, uint8_t *buf,
+		   uint64_t n, bool to_iov);
 
 /**
  * disk_req_start() - check and plan @r; fill @kc with its first call.

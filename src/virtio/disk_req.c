@@ -4,7 +4,9 @@
  * O_DIRECT bounce buffers (a queue's preallocated chunks, used one chunk of
  * the request at a time, read-modify-write where the offset or length is
  * not block aligned), continuation of short transfers, and the fallocate
- * modes behind discard and write-zeroes. Engines see only struct disk_kcall.
+ * modes behind discard and write-zeroes, and a snapshot's split of reads
+ * between overlay and image (disk_overlay.c copies clusters up before
+ * writes). Engines see only struct disk_kcall.
  */
 #include <assert.h>
 #include <errno.h>
@@ -24,13 +26,24 @@ enum {
 	STAGE_FLUSH,
 	STAGE_FALLOC,
 	STAGE_ZERO_RANGE,   /* falls back to STAGE_FALLOC punch-hole */
+	STAGE_OV_READ,      /* snapshot: one run of clusters from one file */
 };
+
+static bool req_on_caller_iov(const struct disk_req_priv *p)
+{
+	return p->stage == STAGE_RW || p->stage == STAGE_OV_READ;
+}
 
 static void req_iov_restore(struct disk_req *r)
 {
 	struct disk_req_priv *p = &r->priv;
-	struct iovec *iov = p->stage == STAGE_RW ? r->iov : &p->biov;
+	struct iovec *iov = req_on_caller_iov(p) ? r->iov : &p->biov;
 
+	/* The tail was cut after the front: undo in reverse order. */
+	if (p->tail_idx >= 0) {
+		iov[p->tail_idx] = p->saved_tail;
+		p->tail_idx = -1;
+	}
 	if (p->saved_idx >= 0) {
 		iov[p->saved_idx] = p->saved;
 		p->saved_idx = -1;
@@ -45,11 +58,20 @@ int disk_bounce_init(struct disk_bounce *b, const struct disk *d)
 	unsigned int i;
 
 	memset(b, 0, sizeof(*b));
+	if (d->ov) {
+		/* Snapshot copy-up moves one cluster at a time through it. */
+		b->cow = malloc(DISK_OVERLAY_CLUSTER);
+		if (!b->cow)
+			return -ENOMEM;
+	}
 	if (!d->direct)
 		return 0;
 	/* Chunk-aligned: any mem_align up to the chunk size is met. */
-	if (posix_memalign(&mem, DISK_BOUNCE_CHUNK, DISK_BOUNCE_BYTES))
+	if (posix_memalign(&mem, DISK_BOUNCE_CHUNK, DISK_BOUNCE_BYTES)) {
+		free(b->cow);
+		b->cow = NULL;
 		return -ENOMEM;
+	}
 	b->mem = mem;
 	for (i = 0; i < DISK_BOUNCE_SLOTS; i++)
 		b->free[i] = (uint8_t)i;
@@ -62,6 +84,8 @@ void disk_bounce_fini(struct disk_bounce *b)
 	free(b->mem);
 	b->mem = NULL;
 	b->nfree = 0;
+	free(b->cow);
+	b->cow = NULL;
 }
 
 static void req_bounce_put(struct disk_req *r)
@@ -90,15 +114,44 @@ static int req_finish(struct disk *d, struct disk_req *r, int64_t res)
 	return DISK_REQ_DONE;
 }
 
+/*
+ * Cut the segments from @i on to the @want bytes of a snapshot read's run
+ * (a run ends inside the request wherever the data's file changes).
+ * Return: how many segments the run uses.
+ */
+static int req_iov_cut(struct disk_req_priv *p, struct iovec *iov, int i,
+		       int cnt, uint64_t want)
+{
+	uint64_t acc = 0;
+	int j = i;
+
+	while (j < cnt && acc + iov[j].iov_len < want) {
+		acc += iov[j].iov_len;
+		j++;
+	}
+	if (j == cnt)
+		return cnt - i;
+	if (acc + iov[j].iov_len > want) {
+		p->saved_tail = iov[j];
+		p->tail_idx = j;
+		iov[j].iov_len = want - acc;
+	}
+	return j - i + 1;
+}
+
 /* Describe the rest of the current transfer, past p->kdone bytes. */
 static int req_xfer(struct disk_req *r, struct disk_kcall *kc)
 {
 	struct disk_req_priv *p = &r->priv;
-	struct iovec *iov = p->stage == STAGE_RW ? r->iov : &p->biov;
-	int cnt = p->stage == STAGE_RW ? r->iovcnt : 1;
+	bool caller = req_on_caller_iov(p);
+	struct iovec *iov = caller ? r->iov : &p->biov;
+	int cnt = caller ? r->iovcnt : 1;
 	uint64_t skip = p->kdone;
-	int i = 0;
+	int i = 0, n;
 
+	/* A snapshot read's run starts where the last one ended. */
+	if (p->stage == STAGE_OV_READ)
+		skip += p->kpos - r->offset;
 	req_iov_restore(r);
 	while (i < cnt && skip >= iov[i].iov_len) {
 		skip -= iov[i].iov_len;
@@ -110,23 +163,41 @@ static int req_xfer(struct disk_req *r, struct disk_kcall *kc)
 		iov[i].iov_base = (char *)iov[i].iov_base + skip;
 		iov[i].iov_len -= skip;
 	}
+	n = cnt - i;
+	if (p->stage == STAGE_OV_READ)
+		n = req_iov_cut(p, iov, i, cnt, p->klen - p->kdone);
 	kc->op = (p->stage == STAGE_BOUNCE_WRITE ||
 		  (p->stage == STAGE_RW && r->op == DISK_OP_WRITE)) ?
 		 DISK_KOP_WRITEV : DISK_KOP_READV;
+	kc->file = (enum disk_file)p->kfile;
 	kc->pos = p->kpos + p->kdone;
 	kc->len = 0;
 	kc->mode = 0;
 	kc->iov = &iov[i];
-	kc->iovcnt = cnt - i;
+	kc->iovcnt = n;
 	return DISK_REQ_CALL;
+}
+
+/* Plan the snapshot read's run of clusters that starts at p->kpos. */
+static int req_ov_run(struct disk *d, struct disk_req *r,
+		      struct disk_kcall *kc)
+{
+	struct disk_req_priv *p = &r->priv;
+	enum disk_file file;
+
+	p->stage = STAGE_OV_READ;
+	p->klen = disk_overlay_run(d, p->kpos, r->offset + p->total, &file);
+	p->kfile = (int)file;
+	p->kdone = 0;
+	return req_xfer(r, kc);
 }
 
 /*
  * Copy @n bytes between @buf and bytes [@from, @from + @n) of the caller's
  * iovecs; @to_iov picks the direction.
  */
-static void req_copy(struct disk_req *r, uint64_t from, uint8_t *buf,
-		     uint64_t n, bool to_iov)
+void disk_req_copy(struct disk_req *r, uint64_t from, uint8_t *buf,
+		   uint64_t n, bool to_iov)
 {
 	size_t m;
 	int i;
@@ -160,8 +231,8 @@ static void req_chunk_copy(struct disk_req *r, bool to_iov)
 	uint64_t lo = p->kpos > r->offset ? p->kpos : r->offset;
 	uint64_t hi = cend < end ? cend : end;
 
-	req_copy(r, lo - r->offset, (uint8_t *)p->bounce + (lo - p->kpos),
-		 hi - lo, to_iov);
+	disk_req_copy(r, lo - r->offset, (uint8_t *)p->bounce + (lo - p->kpos),
+		      hi - lo, to_iov);
 }
 
 static bool req_chunk_covered(const struct disk_req *r)
@@ -257,6 +328,16 @@ static int req_start_rw(struct disk *d, struct disk_bounce *b,
 	if (!total)
 		return req_finish(d, r, 0);
 	p->total = total;
+	if (d->ov && r->op == DISK_OP_READ) {
+		p->kpos = r->offset;
+		return req_ov_run(d, r, kc);
+	}
+	if (d->ov) {
+		int ret = disk_overlay_prepare(d, b ? b->cow : NULL, r, total);
+
+		if (ret)
+			return req_finish(d, r, ret < 0 ? ret : (int64_t)total);
+	}
 	if (d->direct && !req_aligned(d, r))
 		return req_start_bounce(d, b, r, kc);
 	p->stage = STAGE_RW;
@@ -265,8 +346,8 @@ static int req_start_rw(struct disk *d, struct disk_bounce *b,
 	return req_xfer(r, kc);
 }
 
-static int req_start_fill(struct disk *d, struct disk_req *r,
-			  struct disk_kcall *kc)
+static int req_start_fill(struct disk *d, struct disk_bounce *b,
+			  struct disk_req *r, struct disk_kcall *kc)
 {
 	struct disk_req_priv *p = &r->priv;
 	bool discard = r->op == DISK_OP_DISCARD;
@@ -286,12 +367,21 @@ static int req_start_fill(struct disk *d, struct disk_req *r,
 			return req_finish(d, r, -errno);
 		return req_finish(d, r, 0);
 	}
+	if (d->ov) {
+		/* Unwritten clusters must read back as zeroes, not as
+		 * the image. */
+		int ret = disk_overlay_prepare(d, b ? b->cow : NULL, r, r->len);
+
+		if (ret < 0)
+			return req_finish(d, r, ret);
+	}
 	p->kpos = r->offset;
 	p->klen = r->len;
 	p->stage = discard ? STAGE_FALLOC : STAGE_ZERO_RANGE;
 	p->fmode = FALLOC_FL_KEEP_SIZE | (discard ? FALLOC_FL_PUNCH_HOLE :
 						    FALLOC_FL_ZERO_RANGE);
 	kc->op = DISK_KOP_FALLOCATE;
+	kc->file = DISK_FILE_MAIN;
 	kc->pos = p->kpos;
 	kc->len = p->klen;
 	kc->mode = p->fmode;
@@ -305,13 +395,15 @@ int disk_req_start(struct disk *d, struct disk_bounce *b, struct disk_req *r,
 {
 	memset(&r->priv, 0, sizeof(r->priv));
 	r->priv.saved_idx = -1;
+	r->priv.tail_idx = -1;
 	r->result = 0;
 	switch (r->op) {
 	case DISK_OP_READ:
 	case DISK_OP_WRITE:
 		return req_start_rw(d, b, r, kc);
 	case DISK_OP_FLUSH:
-		if (d->cache == DISK_CACHE_UNSAFE)
+		/* A snapshot's overlay is dropped at exit: nothing to keep. */
+		if (d->cache == DISK_CACHE_UNSAFE || d->snapshot)
 			return req_finish(d, r, 0);
 		r->priv.stage = STAGE_FLUSH;
 		memset(kc, 0, sizeof(*kc));
@@ -319,7 +411,7 @@ int disk_req_start(struct disk *d, struct disk_bounce *b, struct disk_req *r,
 		return DISK_REQ_CALL;
 	case DISK_OP_DISCARD:
 	case DISK_OP_WRITE_ZEROES:
-		return req_start_fill(d, r, kc);
+		return req_start_fill(d, b, r, kc);
 	default:
 		return req_finish(d, r, -EINVAL);
 	}
@@ -346,6 +438,11 @@ static int req_next_xfer(struct disk *d, struct disk_req *r, int64_t res,
 	req_iov_restore(r);
 	switch (p->stage) {
 	case STAGE_RW:
+		return req_finish(d, r, p->total);
+	case STAGE_OV_READ:
+		p->kpos += p->klen;
+		if (p->kpos < r->offset + p->total)
+			return req_ov_run(d, r, kc);
 		return req_finish(d, r, p->total);
 	case STAGE_RMW_READ:
 		/* Patch the chunk, then write it back whole. */
@@ -375,6 +472,7 @@ int disk_req_next(struct disk *d, struct disk_req *r, int64_t res,
 	case STAGE_BOUNCE_READ:
 	case STAGE_BOUNCE_WRITE:
 	case STAGE_RMW_READ:
+	case STAGE_OV_READ:
 		return req_next_xfer(d, r, res, kc);
 	case STAGE_ZERO_RANGE:
 		if (res == -EOPNOTSUPP) {
@@ -382,6 +480,7 @@ int disk_req_next(struct disk *d, struct disk_req *r, int64_t res,
 			p->stage = STAGE_FALLOC;
 			p->fmode = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE;
 			kc->op = DISK_KOP_FALLOCATE;
+			kc->file = DISK_FILE_MAIN;
 			kc->pos = p->kpos;
 			kc->len = p->klen;
 			kc->mode = p->fmode;

@@ -66,10 +66,12 @@ static void sync_submit(struct disk_queue *q, struct disk_req *r,
 			const struct disk_kcall *first)
 {
 	struct disk_kcall kc = *first;
-	int fd = q->disk->fd;
+	struct disk *d = q->disk;
 
-	while (disk_req_next(q->disk, r, sync_call(fd, &kc), &kc) ==
-	       DISK_REQ_CALL)
+	while (disk_req_next(d, r,
+			     sync_call(kc.file == DISK_FILE_BASE ?
+				       d->base_fd : d->fd, &kc),
+			     &kc) == DISK_REQ_CALL)
 		;
 	disk_queue_complete(q, r);
 	disk_queue_signal(q);

@@ -2,11 +2,11 @@
 /*
  * io_uring disk engine: one ring per queue, created disabled, restricted to
  * the four opcodes the backend issues (READV, WRITEV, FSYNC, FALLOCATE) on
- * its one registered file, the disk image (every SQE must carry
- * IOSQE_FIXED_FILE; no register call is allowed once enabled), then
- * enabled. Completions signal the queue's eventfd; disk_queue_reap() turns
- * CQEs into finished requests and resubmits continuations of short
- * transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
+ * its registered files (the disk image, or a snapshot's overlay and its
+ * image; every SQE must carry IOSQE_FIXED_FILE; no register call is
+ * allowed once enabled), then enabled. Completions signal the queue's
+ * eventfd; disk_queue_reap() turns CQEs into finished requests and
+ * resubmits continuations of short transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
  */
 #include <assert.h>
 #include <errno.h>
@@ -86,7 +86,7 @@ static void uring_warn_unrestricted(int ret)
  * registered, then enabled.
  */
 static int uring_setup(struct io_uring *ring, unsigned int depth, int efd,
-		       int disk_fd)
+		       const int *files, unsigned int nfiles)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
 	bool disabled = true;
@@ -110,7 +110,7 @@ static int uring_setup(struct io_uring *ring, unsigned int depth, int efd,
 	/* Registered before enabling: a restricted ring refuses it after. */
 	ret = io_uring_register_eventfd(ring, efd);
 	if (!ret)
-		ret = io_uring_register_files(ring, &disk_fd, 1);
+		ret = io_uring_register_files(ring, files, nfiles);
 	if (!ret && disabled)
 		ret = uring_enable(ring);
 	if (ret)
@@ -124,10 +124,15 @@ static int uring_queue_open(struct disk *d, unsigned int depth, int efd,
 	struct uring_queue *uq;
 	int ret;
 
+	/* Fixed-file indices are enum disk_file: a snapshot reads its image
+	 * through index 1. */
+	int files[2] = { d->fd, d->base_fd };
+	unsigned int nfiles = d->ov ? 2 : 1;
+
 	uq = calloc(1, sizeof(*uq));
 	if (!uq)
 		return -ENOMEM;
-	ret = uring_setup(&uq->ring, depth, efd, d->fd);
+	ret = uring_setup(&uq->ring, depth, efd, files, nfiles);
 	if (ret) {
 		free(uq);
 		return ret;
@@ -148,7 +153,7 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 		       const struct disk_kcall *kc)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&uq->ring);
-	int fd = 0; /* the disk: registered file 0 */
+	int fd = (int)kc->file; /* registered file index */
 
 	if (!sqe) {
 		/* Only reachable if the core let more than depth in. */

@@ -28,6 +28,9 @@ struct disk_config {
 	bool readonly;
 	char *serial;       /* NULL: derived from the image */
 	enum config_cache cache;
+	bool cache_set;          /* cache= given; else the default */
+	bool snapshot;           /* snapshot=on: writes go to a throwaway
+				  * overlay, the image is never written */
 	enum disk_transport transport;
 	unsigned int queues;     /* 0: default */
 	unsigned int queue_size; /* 0: default */

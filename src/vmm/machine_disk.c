@@ -96,6 +96,15 @@ static int disk_attach_pci(struct machine *m, struct machine_disk *md,
 	return 0;
 }
 
+/* MICROVM_SNAPSHOT_REFLINK=off: the cluster-map overlay even where the
+ * file system could clone the image (for tests of that path). */
+static bool snapshot_no_reflink(void)
+{
+	const char *v = getenv("MICROVM_SNAPSHOT_REFLINK");
+
+	return v && !strcmp(v, "off");
+}
+
 static int machine_open_disk(struct machine *m, unsigned int i, char *err,
 			     size_t errlen)
 {
@@ -106,6 +115,8 @@ static int machine_open_disk(struct machine *m, unsigned int i, char *err,
 		.readonly = dc->readonly,
 		.cache = cache_modes[dc->cache],
 		.engine = DISK_ENGINE_URING,
+		.snapshot = dc->snapshot,
+		.no_reflink = snapshot_no_reflink(),
 	};
 	int ret;
 
@@ -217,8 +228,8 @@ void machine_close_disks(struct machine *m)
 }
 
 /*
- * The image's failed requests per operation, bounces, continuations and
- * io_uring submissions.
+ * The image's failed requests per operation, bounces, continuations,
+ * io_uring submissions and (snapshot disks) clusters copied up.
  */
 static void disk_print_stats(struct machine_disk *md, int fd)
 {
@@ -228,7 +239,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		"microvm: stats %s disk: read-errors %llu write-errors %llu "
 		"flush-errors %llu discard-errors %llu write-zeroes-errors "
 		"%llu bounced %llu bounce-waits %llu resubmits %llu "
-		"uring-enters %llu\n",
+		"uring-enters %llu copy-ups %llu\n",
 		md->vdev.name,
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
@@ -239,7 +250,8 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		(unsigned long long)atomic_load(&s->bounced),
 		(unsigned long long)atomic_load(&s->bounce_waits),
 		(unsigned long long)atomic_load(&s->resubmits),
-		(unsigned long long)atomic_load(&s->enters));
+		(unsigned long long)atomic_load(&s->enters),
+		(unsigned long long)atomic_load(&s->copy_ups));
 }
 
 void machine_print_stats(struct machine *m, int fd)

@@ -12,10 +12,11 @@ set -uo pipefail
 CASES="missing_kernel unreadable_kernel random_kernel truncated_kernel
 arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
 unknown_option initrd_too_big no_kvm_device
-disk_missing disk_directory disk_locked disk_locked_readonly disk_unknown_key
-disk_readonly_maybe disk_queue_size_100 disk_queues_0 disk_serial_21
-disk_transport_usb seccomp_maybe seccomp_selftest_bogus console_no_dir
-console_directory"
+disk_missing disk_directory disk_locked disk_locked_readonly disk_locked_snapshot
+disk_unknown_key disk_readonly_maybe disk_queue_size_100 disk_queues_0
+disk_serial_21 disk_transport_usb disk_snapshot_cache_none
+disk_snapshot_readonly disk_snapshot_tmpdir_missing seccomp_maybe
+seccomp_selftest_bogus console_no_dir console_directory"
 
 microvm=
 art=
@@ -87,6 +88,13 @@ memory_*)
 	args=(--kernel "$kernel" --memory "$v")
 	patterns=("memory" "(^|[^0-9A-Za-z])$v([^0-9A-Za-z]|$)")
 	;;
+disk_snapshot_tmpdir_missing)
+	# The overlay goes in $TMPDIR: a missing one is named.
+	truncate -s 1M "$work/disk.img"
+	env_args=(TMPDIR=$work/no-such-tmp)
+	args=(--kernel "$kernel" --timeout 10 --disk "$work/disk.img,snapshot=on")
+	patterns=("$work/no-such-tmp" "snapshot")
+	;;
 seccomp_maybe)
 	args=(--kernel "$kernel" --seccomp maybe)
 	patterns=("--seccomp" "maybe")
@@ -134,7 +142,7 @@ disk_directory)
 	args=(--kernel "$kernel" --timeout 10 --disk "$work/disk-dir")
 	patterns=("$work/disk-dir")
 	;;
-disk_locked | disk_locked_readonly)
+disk_locked | disk_locked_readonly | disk_locked_snapshot)
 	# Another process holds an OFD write lock on the image: the
 	# lockhold helper (tests/e2e/lockhold.c), whose path CTest passes.
 	lockhold=${MICROVM_E2E_LOCKHOLD:-}
@@ -154,12 +162,17 @@ disk_locked | disk_locked_readonly)
 	grep -q locked "$work/lockhold.out" ||
 		{ echo "bad-input: lockhold did not take the lock" >&2; exit 1; }
 	spec=$work/locked.img
-	[ "$case" = disk_locked ] || spec+=,readonly=on
+	case "$case" in
+	disk_locked_readonly) spec+=,readonly=on ;;
+	# A snapshot takes a read lock only, which a writer still excludes.
+	disk_locked_snapshot) spec+=,snapshot=on ;;
+	esac
 	args=(--kernel "$kernel" --timeout 10 --disk "$spec")
 	patterns=("$work/locked.img" "lock")
 	;;
 disk_unknown_key | disk_readonly_maybe | disk_queue_size_100 | \
-disk_queues_0 | disk_serial_21 | disk_transport_usb)
+disk_queues_0 | disk_serial_21 | disk_transport_usb | \
+disk_snapshot_cache_none | disk_snapshot_readonly)
 	truncate -s 1M "$work/disk.img"
 	case "$case" in
 	disk_unknown_key) kv=frobnicate=1; patterns=("frobnicate") ;;
@@ -170,6 +183,10 @@ disk_queues_0 | disk_serial_21 | disk_transport_usb)
 	disk_serial_21) kv=serial=abcdefghijklmnopqrstu
 		patterns=("abcdefghijklmnopqrstu") ;;
 	disk_transport_usb) kv=transport=usb; patterns=("transport" "usb") ;;
+	disk_snapshot_cache_none) kv=snapshot=on,cache=none
+		patterns=("snapshot=on" "cache=none") ;;
+	disk_snapshot_readonly) kv=snapshot=on,readonly=on
+		patterns=("snapshot=on" "readonly=on") ;;
 	esac
 	args=(--kernel "$kernel" --timeout 10 --disk "$work/disk.img,$kv")
 	;;

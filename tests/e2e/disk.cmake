@@ -6,7 +6,7 @@
 # The e2e.cli.disk_locked* cases need lockhold, a helper that holds an OFD
 # lock on an image.
 add_executable(e2e_lockhold ${CMAKE_CURRENT_LIST_DIR}/lockhold.c)
-foreach(case disk_locked disk_locked_readonly)
+foreach(case disk_locked disk_locked_readonly disk_locked_snapshot)
 	if(TEST e2e.cli.${case})
 		set_tests_properties(e2e.cli.${case} PROPERTIES ENVIRONMENT
 			MICROVM_E2E_LOCKHOLD=$<TARGET_FILE:e2e_lockhold>)
@@ -21,3 +21,13 @@ e2e_add(e2e.disk.pci_cpus8_mq auto ${E2E_DISK}
 # virtio-mmio (ACPI-described), four queues on one interrupt line.
 e2e_add(e2e.disk.mmio_cpus4_queues4 auto ${E2E_DISK}
 	--transport mmio --cpus 4 --queues 4 --jobs 4)
+
+# Throwaway disks (--disk PATH,snapshot=on): the same guest scenario on
+# snapshot root and data disks, host images byte-identical afterwards;
+# the pair runs two microvms on one base at once.
+set(E2E_SNAPSHOT ${CMAKE_CURRENT_LIST_DIR}/snapshot-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS})
+e2e_add(e2e.disk.snapshot_pair_pci auto ${E2E_SNAPSHOT}
+	--transport pci --cpus 2 --pair)
+e2e_add(e2e.disk.snapshot_mmio auto ${E2E_SNAPSHOT}
+	--transport mmio --cpus 2)

@@ -86,6 +86,22 @@ static void test_disk_ok(void)
 	free(d.path);
 	free(d.serial);
 
+	/* snapshot=on: page cache unless a cache mode is given. */
+	CHECK_EQ(cli_parse_disk("a.img,snapshot=on", &d, err, sizeof(err)), 0);
+	CHECK(d.snapshot);
+	CHECK(!d.readonly);
+	CHECK_EQ(d.cache, CONFIG_CACHE_WRITEBACK);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,cache=unsafe,snapshot=on", &d, err,
+				sizeof(err)), 0);
+	CHECK(d.snapshot);
+	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,snapshot=off", &d, err, sizeof(err)), 0);
+	CHECK(!d.snapshot);
+	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
+	free(d.path);
+
 	/* Unset means the device default; 0 is "off", not unset. */
 	CHECK_EQ(cli_parse_disk("a.img,poll-us=0", &d, err, sizeof(err)), 0);
 	CHECK(d.poll_set);
@@ -115,6 +131,13 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	{ "a.img,poll-us=1001", "poll-us '1001' must be 0 to 1000" },
 	{ "a.img,poll-us=-1", "-1" },
 	{ "a.img,poll-us=32us", "32us" },
+	{ "a.img,snapshot=maybe", "bad value 'maybe' for snapshot" },
+	{ "a.img,snapshot=on,cache=none",
+	  "snapshot=on does not combine with cache=none" },
+	{ "a.img,cache=none,snapshot=on",
+	  "snapshot=on does not combine with cache=none" },
+	{ "a.img,snapshot=on,readonly=on",
+	  "snapshot=on and readonly=on exclude each other" },
 };
 
 static void test_disk_bad(void)

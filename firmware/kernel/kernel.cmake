@@ -9,7 +9,9 @@
 # hand-made files; firmware.kernel builds the kernel (CTest fixture
 # guest_kernel: a real-guest test that boots it says
 # FIXTURES_REQUIRED guest_kernel); firmware.kernel_check_config_real runs
-# the checker after real olddefconfig runs in the extracted tree.
+# the checker after real olddefconfig runs in the extracted tree;
+# firmware.kernel_boot (e2e) boots bzImage and the PVH vmlinux on pci and
+# mmio with 8 vCPUs through tests/e2e/run-guest.sh.
 set(GUEST_KERNEL_DIR ${CMAKE_BINARY_DIR}/firmware/kernel)
 set(GUEST_KERNEL_BZIMAGE ${GUEST_KERNEL_DIR}/bzImage)
 set(GUEST_KERNEL_VMLINUX ${GUEST_KERNEL_DIR}/vmlinux)
@@ -38,3 +40,11 @@ add_test(NAME firmware.kernel_check_config_real
 	COMMAND ${GUEST_KERNEL_SRC}/test-check-config.sh ${GUEST_KERNEL_DIR}/cache)
 set_tests_properties(firmware.kernel_check_config_real PROPERTIES
 	TIMEOUT 300 LABELS firmware FIXTURES_REQUIRED guest_kernel)
+
+add_test(NAME firmware.kernel_boot
+	COMMAND ${GUEST_KERNEL_SRC}/boot-test.sh --microvm $<TARGET_FILE:microvm>
+		--kernel-dir ${GUEST_KERNEL_DIR}
+		--artifacts ${CMAKE_BINARY_DIR}/e2e-artifacts --cpus 8)
+set_tests_properties(firmware.kernel_boot PROPERTIES
+	TIMEOUT 900 LABELS "e2e;firmware" SKIP_RETURN_CODE 77
+	FIXTURES_REQUIRED "guest_kernel;e2e" RESOURCE_LOCK e2e_vm)

@@ -10,9 +10,11 @@
 # Usage: boot-test.sh --microvm BIN --kernel-dir DIR [--artifacts DIR]
 #                     [--cpus N] [RUN...]
 #   RUN: IMAGE:TRANSPORT[:END], IMAGE bzImage|vmlinux, TRANSPORT pci|mmio,
-#   END poweroff (default; microvm must exit 0) or exit:N (busybox devmem
-#   writes N to the exit device; microvm must exit N).
+#   END poweroff (default; microvm must exit 0), exit:N (busybox devmem
+#   writes N to the exit device; microvm must exit N) or diskroot (no
+#   initramfs: the same /init on the ext4 disk, root=/dev/vda; exit 0).
 #   Default runs: bzImage:pci vmlinux:mmio bzImage:mmio:exit:7 vmlinux:pci
+#   bzImage:pci:diskroot vmlinux:mmio:diskroot
 # Exit status: 0 every run passed; 1 a run failed; 77 cannot run here.
 set -uo pipefail
 
@@ -39,7 +41,8 @@ for f in bzImage vmlinux; do
 		{ echo "boot-test: no $kdir/$f (run firmware/kernel/build.sh)" >&2; exit 1; }
 done
 [ ${#runs[@]} -gt 0 ] ||
-	runs=(bzImage:pci vmlinux:mmio bzImage:mmio:exit:7 vmlinux:pci)
+	runs=(bzImage:pci vmlinux:mmio bzImage:mmio:exit:7 vmlinux:pci
+	      bzImage:pci:diskroot vmlinux:mmio:diskroot)
 busybox=$(command -v busybox) ||
 	{ echo "boot-test: no busybox (package busybox-static)" >&2; exit 77; }
 case $(ldd "$busybox" 2>&1) in *'not a dynamic executable'*) ;; *) false ;; esac ||
@@ -54,13 +57,20 @@ trap 'rm -rf "$tmp"' EXIT
 root=$tmp/initrd
 mkdir -p "$root"/{bin,dev,proc,sys,mnt}
 cp "$busybox" "$root/bin/busybox"
+# The applet links are made here: a read-only disk root cannot take them
+# at run time.
+for applet in $("$busybox" --list); do
+	[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
+done
 cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
-/bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
+# On a disk root the kernel has mounted devtmpfs itself (DEVTMPFS_MOUNT).
+grep -q '^devtmpfs /dev ' /proc/mounts && echo "KCHECK: devtmpfs mounted by the kernel"
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+echo "KCHECK: root $(awk '$2 == "/" { d = $1 } END { print d }' /proc/mounts)"
 param() { for w in $(cat /proc/cmdline); do case $w in kt.$1=*) echo "${w#*=}";; esac; done; }
 echo "KCHECK: console"
 echo "KCHECK: release $(uname -r)"
@@ -93,7 +103,9 @@ INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$tmp/initrd.gz"
 
-mkdir -p "$tmp/diskroot"
+# The disk: a marker file, and the same busybox and /init for the runs
+# that boot from it with no initramfs.
+cp -a "$root" "$tmp/diskroot"
 echo "hello-from-vda" >"$tmp/diskroot/hello"
 mkfs.ext4 -q -F -d "$tmp/diskroot" "$tmp/disk.raw" 16M >/dev/null ||
 	{ echo "boot-test: mkfs.ext4 failed" >&2; exit 1; }
@@ -115,14 +127,18 @@ for run in "${runs[@]}"; do
 	IFS=: read -r image transport end status <<<"$run"
 	case "$end" in
 	exit) end=exit:$status; want_rc=$status ;;
-	'' | poweroff) end=poweroff; want_rc=0 ;;
+	'' | poweroff | diskroot) want_rc=0 ;;
 	*) echo "boot-test: bad run '$run'" >&2; exit 1 ;;
 	esac
 	marker=kt$RANDOM$RANDOM
-	args=(--kernel "$kdir/$image" --initrd "$tmp/initrd.gz" --cpus "$cpus"
-	      --memory 512M --disk "$tmp/disk.raw,readonly=on,transport=$transport"
-	      --cmdline "console=ttyS0 panic=-1 kt.end=$end kt.marker=$marker"
-	      --timeout 240)
+	cmdline="console=ttyS0 panic=-1 kt.end=${end:-poweroff} kt.marker=$marker"
+	args=(--kernel "$kdir/$image" --cpus "$cpus" --memory 512M
+	      --disk "$tmp/disk.raw,readonly=on,transport=$transport" --timeout 240)
+	if [ "$end" = diskroot ]; then
+		args+=(--cmdline "$cmdline root=/dev/vda ro rootfstype=ext4 init=/init")
+	else
+		args+=(--initrd "$tmp/initrd.gz" --cmdline "$cmdline")
+	fi
 	echo "=== $run: microvm ${args[*]}"
 	"$e2e/run-guest.sh" ${art:+--artifacts "$art"} --timeout 600 -- \
 		"$microvm" "${args[@]}" >"$tmp/console.raw" 2>"$tmp/stderr"
@@ -147,6 +163,12 @@ for run in "${runs[@]}"; do
 	want '^KCHECK: sysrq-trigger' "no /proc/sysrq-trigger"
 	want '^KCHECK: /dev/mem' "no /dev/mem"
 	want '^KCHECK: done' "/init did not finish"
+	if [ "$end" = diskroot ]; then
+		want '^KCHECK: root /dev/root$|^KCHECK: root /dev/vda$' "/ is not the virtio disk"
+		want '^KCHECK: devtmpfs mounted by the kernel' "the kernel did not mount devtmpfs on /dev"
+	else
+		want '^KCHECK: root rootfs$' "/ is not the initramfs"
+	fi
 	if grep -q '^KCHECK: bad dmesg' "$tmp/console"; then
 		fail "kernel complained (bad dmesg lines above)"
 	fi

@@ -22,7 +22,6 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 prog=build.sh
 pkg=${MICROVM_KERNEL_SOURCE_PKG:-linux-source-6.1}
-series=${pkg#linux-source-}
 tarball=/usr/src/$pkg.tar.xz
 frag=${MICROVM_KERNEL_FRAGMENT:-$here/microvm.config}
 checker=$here/check-config.sh

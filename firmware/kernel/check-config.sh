@@ -22,13 +22,17 @@ usage()
 	exit 2
 }
 
-[ $# -ge 2 ] && [ $# -le 3 ] || usage
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+	usage
+fi
 frag=$1
 dotconfig=$2
 srcdir=${3:-}
 for f in "$frag" "$dotconfig"; do
-	[ -f "$f" ] && [ -r "$f" ] ||
-		{ echo "$prog: cannot read '$f'" >&2; exit 2; }
+	if [ ! -f "$f" ] || [ ! -r "$f" ]; then
+		echo "$prog: cannot read '$f'" >&2
+		exit 2
+	fi
 done
 if [ -n "$srcdir" ] && [ ! -f "$srcdir/Kconfig" ]; then
 	echo "$prog: '$srcdir' is not a kernel source tree (no Kconfig)" >&2
@@ -81,7 +85,7 @@ why()
 {
 	local sym=${1#CONFIG_}
 	[ -n "$srcdir" ] || { echo "unknown option or dependencies not met"; return; }
-	if grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config[[:space:]]+$sym[[:space:]]*$" \
+	if grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config[[:space:]]+${sym}[[:space:]]*\$" \
 		"$srcdir"; then
 		echo "dependencies not met"
 	else

@@ -7,14 +7,21 @@
 # disk is null_blk (1 GiB, no memory behind it) when it can be loaded,
 # else none (then there is no "io" phase).
 #
-# Usage: boot-l1.sh RUNS PROBE MICROVM QEMU KERNEL INITRD MIB QEMU-FILES...
+# Usage: boot-l1.sh RUNS PROBE MICROVM QEMU KERNEL INITRD MIB FW-KERNEL
+#        FW-ROOT QEMU-FILES...
 # (QEMU-FILES: the firmware QEMU reads, named only so that the harness
-# copies them into L1.)
+# copies them into L1.) FW-KERNEL and FW-ROOT: the project's kernel
+# (firmware/kernel) and a firmware/rootfs image holding the boot-time
+# /init, or "-": then each round also boots that kernel from that disk,
+# with no initramfs, under both VMMs (records vmm=microvm_fw, qemu_fw).
 # Stdout: boot-probe's records, plus per microvm run
 #   mvstats vmm=microvm run=K first_kvm_run_ms=T boot_time_init_ms=T
 # Exit status: 0, or 1 when a run gave no record.
 runs=$1 probe=$2 microvm=$3 qemu=$4 kernel=$5 initrd=$6 mib=$7
+fw_kernel=$8 fw_root=$9
 cmdline="console=ttyS0 quiet panic=-1 microvm.boot.idle=1 microvm.boot.io=3"
+# The disk root is mounted read-only, so every boot sees the same image.
+fw_cmdline="console=ttyS0 quiet panic=-1 root=/dev/vda ro init=/boottime-init microvm.boot.idle=1"
 tmp=${TMPDIR:-/tmp}/boot-l1.$$
 mkdir -p "$tmp" || exit 1
 
@@ -66,6 +73,26 @@ while [ "$k" -le "$runs" ]; do
 		-initrd "$initrd" -append "$cmdline" $q_disk \
 		2>"$tmp/q$k.err" ||
 		{ fail=1; echo "note vmm=qemu run=$k failed"; tail -n 20 "$tmp/q$k.err"; tail -n 20 "$tmp/q$k.console"; }
+	if [ "$fw_kernel" != - ]; then
+		# The same kernel, disk image and transport (virtio-mmio) on both.
+		"$probe" --vmm microvm_fw --run "$k" --guest-mib "$mib" \
+			--log "$tmp/mvf$k.console" -- "$microvm" \
+			--kernel "$fw_kernel" --cmdline "$fw_cmdline" --cpus 1 \
+			--memory "${mib}M" --stats \
+			--disk "$fw_root,readonly=on,transport=mmio" \
+			2>"$tmp/mvf$k.err" ||
+			{ fail=1; echo "note vmm=microvm_fw run=$k failed"; tail -n 20 "$tmp/mvf$k.err"; tail -n 20 "$tmp/mvf$k.console"; }
+		"$probe" --vmm qemu_fw --run "$k" --guest-mib "$mib" \
+			--log "$tmp/qf$k.console" -- "$qemu" -M microvm,acpi=on \
+			-enable-kvm -cpu host -nodefaults -no-user-config \
+			-nographic -serial stdio -m "$mib" -smp 1 \
+			-kernel "$fw_kernel" -append "$fw_cmdline" \
+			-drive "file=$fw_root,format=raw,if=none,id=r0,readonly=on" \
+			-device virtio-blk-device,drive=r0 \
+			-global virtio-mmio.force-legacy=false \
+			2>"$tmp/qf$k.err" ||
+			{ fail=1; echo "note vmm=qemu_fw run=$k failed"; tail -n 20 "$tmp/qf$k.err"; tail -n 20 "$tmp/qf$k.console"; }
+	fi
 	k=$((k + 1))
 done
 [ -z "$disk" ] || rmmod null_blk 2>/dev/null

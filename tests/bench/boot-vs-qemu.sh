@@ -20,8 +20,16 @@
 # Under emulation (nested mode) absolute times mean little; the ratio
 # between the two VMMs in the same run does. Memory figures are real.
 #
+# With --fw-kernel (the project's kernel, firmware/kernel) each round also
+# boots that kernel with no initramfs from a firmware/rootfs image holding
+# the same boot-time /init (root=/dev/vda ro init=/boottime-init), under
+# microvm and under QEMU (vmm=microvm_fw, qemu_fw): the time to /init of
+# the project's kernel against Debian's kernel + initramfs, and against
+# QEMU booting the same kernel and disk.
+#
 # Usage: boot-vs-qemu.sh [--microvm BIN] [--artifacts DIR] [--runs N]
 #        [--memory MIB] [--qemu BIN] [--records FILE] [--timeout S]
+#        [--fw-kernel BZIMAGE]
 # --timeout: the harness limit (default 180 + 300 per run; a nested QEMU
 # boot takes 45-250 s on 2 shared cores, microvm's 20-70 s); runs that do
 # not finish in it are missing from the summary (its n= says how many).
@@ -41,6 +49,7 @@ mib=256
 qemu=$(command -v qemu-system-x86_64 || true)
 records=
 limit=
+fw_kernel=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -50,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--qemu) qemu=$2; shift 2 ;;
 	--records) records=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
+	--fw-kernel) fw_kernel=$2; shift 2 ;;
 	*) echo "boot-vs-qemu: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -74,6 +84,17 @@ gcc -static -O2 -Wall -Wextra -Werror -o "$work/boot-probe" \
 	"$HERE/boot-probe.c" || exit 1
 e2e_boottime_initrd "$art" "$work/initrd.cpio.gz" || exit 1
 cp "$art/vmlinuz" "$work/vmlinuz" || exit 1
+fw_args=(- -)
+if [ -n "$fw_kernel" ]; then
+	[ -f "$fw_kernel" ] || { echo "boot-vs-qemu: --fw-kernel $fw_kernel: no such file (cmake --build build --target guest-kernel)" >&2; exit 1; }
+	cp "$fw_kernel" "$work/fw-bzImage" || exit 1
+	"$HERE/../../firmware/rootfs/build.sh" --size 64M \
+		--add "$art/bin/outb:/bin/outb" \
+		--add "$E2E_DIR/guest/scenarios.sh:/e2e/scenarios.sh" \
+		--add "$E2E_DIR/guest/boottime-init.sh:/boottime-init" \
+		"$work/fw-root.raw" >/dev/null || exit 1
+	fw_args=("$work/fw-bzImage" "$work/fw-root.raw")
+fi
 
 # What QEMU's microvm machine loads from its data directory.
 qemu_share=$(realpath -q "$("$qemu" -L help 2>/dev/null | head -n 1)")
@@ -91,7 +112,8 @@ echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --artifacts "$art" \
 	--timeout "${limit:-$((180 + runs * 300))}" -- \
 	"$HERE/boot-l1.sh" "$runs" "$work/boot-probe" "$microvm" "$qemu" \
-	"$work/vmlinuz" "$work/initrd.cpio.gz" "$mib" "${qfiles[@]}" \
+	"$work/vmlinuz" "$work/initrd.cpio.gz" "$mib" "${fw_args[@]}" \
+	"${qfiles[@]}" \
 	2>"$work/stderr" | tr -d '\r' | tee "$work/records"
 status=${PIPESTATUS[0]}
 grep -E '^run-guest: (mode|nested)' "$work/stderr" | sed 's/^/note /'
@@ -147,6 +169,12 @@ for v in microvm qemu; do
 done | tee "$work/summary"
 summary microvm_first_kvm_run_ms mvstats microvm first_kvm_run_ms | tee -a "$work/summary"
 summary microvm_boot_time_init_ms mvstats microvm boot_time_init_ms | tee -a "$work/summary"
+if [ -n "$fw_kernel" ]; then
+	for v in microvm_fw qemu_fw; do
+		summary "${v}_exec_to_init_ms" boot "$v" exec_to_init_ms
+		summary "${v}_overhead_idle_kb" rss "$v" overhead_kb idle
+	done | tee -a "$work/summary"
+fi
 
 cell()
 {
@@ -166,4 +194,19 @@ echo "| of which anonymous, I/O, KiB | $(cell microvm_overhead_anon_io_kb) | $(c
 echo "| guest RAM touched (idle), KiB | $(cell microvm_guest_ram_idle_kb) | $(cell qemu_guest_ram_idle_kb) |"
 echo "| start to first KVM_RUN (--stats), ms | $(cell microvm_first_kvm_run_ms) | - |"
 echo "| start to init mark (boot-time device), ms | $(cell microvm_boot_time_init_ms) | - |"
+if [ -n "$fw_kernel" ]; then
+	# median KEY: the median of a summary line.
+	median() { awk -v n="summary $1" '$1 " " $2 == n { split($3, m, "="); print m[2] }' "$work/summary"; }
+	# ratio A B: A's median over B's, "-" if either is missing.
+	ratio() { awk -v a="$(median "$1")" -v b="$(median "$2")" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "-" }'; }
+	echo
+	echo "| median (min-max), $runs runs, the project's kernel from root.raw (no initramfs) | microvm | QEMU microvm |"
+	echo "| --- | --- | --- |"
+	echo "| exec to guest /init, ms | $(cell microvm_fw_exec_to_init_ms) | $(cell qemu_fw_exec_to_init_ms) |"
+	echo "| VMM overhead Rss idle, KiB | $(cell microvm_fw_overhead_idle_kb) | $(cell qemu_fw_overhead_idle_kb) |"
+	echo
+	echo "ratio fw_microvm_over_debian_microvm=$(ratio microvm_fw_exec_to_init_ms microvm_exec_to_init_ms)" \
+		"fw_microvm_over_fw_qemu=$(ratio microvm_fw_exec_to_init_ms qemu_fw_exec_to_init_ms)" \
+		"debian_microvm_over_debian_qemu=$(ratio microvm_exec_to_init_ms qemu_exec_to_init_ms)"
+fi
 exit "$status"

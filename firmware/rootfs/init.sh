@@ -10,7 +10,9 @@
 #   - /etc/microvm/run in the image (executable, or a shell script)
 #   - else a shell on the console; its exit status is the VM's.
 # Status: the command's (127 not found, 128+N killed by signal N), or
-# 125 when init itself could not set up.
+# 125 when init itself could not set up. Where the status cannot reach
+# microvm (a kernel with neither ioperm nor /dev/mem), a non-zero one
+# panics the kernel rather than power off with 0.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 umask 022
 
@@ -35,8 +37,17 @@ init_end()
 	microvm-exit "$1"
 	# Not under microvm, or neither ioperm nor /dev/mem in this kernel.
 	devmem 0xf0100000 8 "$1" 2>/dev/null
-	echo "init: could not hand status $1 to the VMM; powering off" >&2
-	poweroff -f
+	if [ "$1" = 0 ]; then
+		poweroff -f
+	else
+		# A power-off would end the VM with status 0: a failed
+		# command must never look like a success. A panic ends
+		# it with the panic status (pvpanic), or leaves it to
+		# --timeout.
+		echo "init: could not hand status $1 to the VMM: panicking" \
+		     "the kernel instead of powering off with status 0" >&2
+		echo c >/proc/sysrq-trigger
+	fi
 	while :; do
 		sleep 3600
 	done

@@ -75,9 +75,15 @@ int main(int argc, char **argv)
 	mmio_err = exit_by_mmio(status);
 	if (!mmio_err)
 		usleep(100000);
+	/*
+	 * ENOSYS from ioperm: no CONFIG_X86_IOPL_IOPERM; no /dev/mem: no
+	 * CONFIG_DEVMEM. Both written and still running: not microvm.
+	 */
 	fprintf(stderr, "microvm-exit: status %lu: port 0x%x: %s, "
-		"/dev/mem 0x%llx: %s (not under microvm?)\n", status,
-		PORT_EXIT, port_err ? strerror(-port_err) : "no exit",
-		EXIT_MMIO_ADDR, mmio_err ? strerror(-mmio_err) : "no exit");
+		"/dev/mem 0x%llx: %s (the kernel needs CONFIG_X86_IOPL_IOPERM "
+		"or CONFIG_DEVMEM, and the VMM must be microvm)\n", status,
+		PORT_EXIT, port_err ? strerror(-port_err) : "written, no exit",
+		EXIT_MMIO_ADDR,
+		mmio_err ? strerror(-mmio_err) : "written, no exit");
 	return 1;
 }

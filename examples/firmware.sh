@@ -11,8 +11,11 @@
 # emulated machine (tests/e2e/run-guest.sh). Exits with microvm's status.
 #   FIRMWARE_KERNEL=PATH   boot this bzImage instead of building one
 #   MICROVM_E2E_MODE=...   direct | nested | auto (default)
-# Not a terminal on stdin: the shell reads its commands from there, e.g.
-#   echo 'cat /proc/cmdline; nproc; exit 3' | examples/firmware.sh
+# Not a terminal on stdin: the shell reads its commands from there, but
+# what arrives before the shell starts (about 20 s nested) is lost:
+#   (sleep 60; echo 'cat /proc/cmdline; nproc; exit 3') | examples/firmware.sh
+# For unattended runs put the command in the image or on the command line
+# (firmware/rootfs/README.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -64,17 +64,20 @@ init_mount devpts devpts /dev/pts nosuid,noexec,gid=5,mode=620 2>/dev/null
 hostname microvm 2>/dev/null
 cd / || init_end 125
 
-# cttyhack makes the console the command's controlling terminal, so that
-# ^C on the host's terminal reaches it as SIGINT.
+# The console as the command's controlling terminal, so that ^C on the
+# host's terminal reaches it as SIGINT and a shell has job control:
+# setsid makes a session without one (our child is no group leader, so it
+# execs rather than forks, and the status is the command's), then
+# cttyhack opens the console's real tty, which becomes the session's.
 if [ $# -gt 0 ]; then
-	cttyhack "$@"
+	setsid cttyhack "$@"
 elif [ -x /etc/microvm/run ]; then
-	cttyhack /etc/microvm/run
+	setsid cttyhack /etc/microvm/run
 elif [ -f /etc/microvm/run ]; then
-	cttyhack /bin/sh /etc/microvm/run
+	setsid cttyhack /bin/sh /etc/microvm/run
 else
 	echo "init: no command after -- on the kernel command line and no" \
 	     "/etc/microvm/run: starting a shell (its exit status ends the VM)"
-	cttyhack /bin/sh -l
+	setsid cttyhack /bin/sh -l
 fi
 init_end $?

@@ -4,23 +4,59 @@
  * (README "Exit status"). It writes the byte to I/O port PORT_EXIT with
  * ioperm+outb, or, where the guest kernel has no ioperm (a kernel without
  * CONFIG_X86_IOPL_IOPERM), to the exit register at EXIT_MMIO_ADDR through
- * /dev/mem (CONFIG_DEVMEM). microvm ends the VM on that write, so on
- * success this program does not return; a status means neither way worked.
+ * /dev/mem (CONFIG_DEVMEM). microvm ends the VM on that write, so it
+ * first waits (a few seconds at most) for the console to send what is
+ * still queued in the guest's tty buffers, which would be lost otherwise.
+ * On success it does not return; a status means neither way worked.
  *
  * Usage: microvm-exit STATUS   (0-255, C syntax)
  * Exit: 2 bad usage, 1 no way to reach the exit device.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
 #include <sys/mman.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "layout.h"
+
+#define DRAIN_SECONDS 5
+
+static void drain_alarm(int sig)
+{
+	(void)sig; /* only interrupts tcdrain() */
+}
+
+/*
+ * Output written to a tty sits in the kernel's buffers until the UART has
+ * sent it; the exit write ends the VM at once. Wait for the console and
+ * for our stdout/stderr (the real tty behind /dev/console), bounded in
+ * case flow control holds the line.
+ */
+static void console_drain(void)
+{
+	struct sigaction sa = { .sa_handler = drain_alarm };
+	int fd;
+
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: EINTR ends a wait */
+	alarm(DRAIN_SECONDS);
+	fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		tcdrain(fd);
+		close(fd);
+	}
+	if (isatty(STDOUT_FILENO))
+		tcdrain(STDOUT_FILENO);
+	if (isatty(STDERR_FILENO))
+		tcdrain(STDERR_FILENO);
+	alarm(0);
+}
 
 static int exit_by_port(unsigned char status)
 {
@@ -65,6 +101,7 @@ int main(int argc, char **argv)
 			argc > 1 ? argv[1] : "");
 		return 2;
 	}
+	console_drain();
 	port_err = exit_by_port(status);
 	/*
 	 * The write ends the VM, but give the vCPU a moment anyway: with

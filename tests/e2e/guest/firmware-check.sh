@@ -10,7 +10,8 @@
 #        firmware-check.sh CPUS TRANSPORT WORD STATUS   (init ran the
 #            command after "--" on the kernel command line; WORD holds
 #            spaces, so it tells whether the quoting survived)
-# Checks: nproc; /proc/cmdline; init is PID 1 and mounted /proc, /sys,
+# Checks: nproc; /proc/cmdline; the console is our controlling terminal
+# (^C reaches the command); init is PID 1 and mounted /proc, /sys,
 # /dev, /tmp and /run; / is ext4, rw, on vda (device numbers, since
 # /proc/mounts names it /dev/root), vda sits on TRANSPORT; the guest can
 # write its root (the file /root/fw-written, read back by the host).
@@ -49,6 +50,10 @@ online=$(cat /sys/devices/system/cpu/online)
 check "$([ "$cpus" = 1 ] && [ "$online" = 0 ] ||
 	[ "$online" = "0-$((cpus - 1))" ]; echo $?)" "cpus online: $online"
 
+# Fields after "(comm) ": state ppid pgrp session tty_nr.
+set -- $(sed 's/.*) //' /proc/$$/stat)
+check "$([ "$5" != 0 ] && [ "$4" = $$ ]; echo $?)" \
+	"a session leader with the console as its terminal (session $4, tty_nr $5)"
 init1=$(tr '\0' ' ' </proc/1/cmdline)
 check "$(case "$init1" in *sbin/init*) echo 0 ;; *) echo 1 ;; esac)" \
 	"PID 1 is '$init1'"

@@ -69,15 +69,27 @@ cd / || init_end 125
 # setsid makes a session without one (our child is no group leader, so it
 # execs rather than forks, and the status is the command's), then
 # cttyhack opens the console's real tty, which becomes the session's.
+# The session leader is a shell around the command, not the command: when
+# a session leader exits, the kernel hangs its terminal up and throws away
+# what the UART has not sent yet, so the leader waits for the console to
+# drain first. It survives ^C (a handler, which the command does not
+# inherit) so that it still drains and passes the status on.
+run()
+{
+	setsid cttyhack /bin/sh -c \
+		'trap : INT QUIT; "$@"; s=$?; microvm-exit --drain; exit $s' \
+		microvm-run "$@"
+}
+
 if [ $# -gt 0 ]; then
-	setsid cttyhack "$@"
+	run "$@"
 elif [ -x /etc/microvm/run ]; then
-	setsid cttyhack /etc/microvm/run
+	run /etc/microvm/run
 elif [ -f /etc/microvm/run ]; then
-	setsid cttyhack /bin/sh /etc/microvm/run
+	run /bin/sh /etc/microvm/run
 else
 	echo "init: no command after -- on the kernel command line and no" \
 	     "/etc/microvm/run: starting a shell (its exit status ends the VM)"
-	setsid cttyhack /bin/sh -l
+	run /bin/sh -l
 fi
 init_end $?

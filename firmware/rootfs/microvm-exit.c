@@ -10,6 +10,7 @@
  * On success it does not return; a status means neither way worked.
  *
  * Usage: microvm-exit STATUS   (0-255, C syntax)
+ *        microvm-exit --drain  (only wait for the console; exit 0)
  * Exit: 2 bad usage, 1 no way to reach the exit device.
  */
 #include <errno.h>
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
 	int port_err, mmio_err;
 	char *end;
 
+	if (argc == 2 && !strcmp(argv[1], "--drain")) {
+		console_drain();
+		return 0;
+	}
 	errno = 0;
 	status = argc == 2 ? strtoul(argv[1], &end, 0) : 256;
 	if (argc != 2 || !*argv[1] || *end || errno || status > 255) {

@@ -50,10 +50,10 @@ online=$(cat /sys/devices/system/cpu/online)
 check "$([ "$cpus" = 1 ] && [ "$online" = 0 ] ||
 	[ "$online" = "0-$((cpus - 1))" ]; echo $?)" "cpus online: $online"
 
-# Fields after "(comm) ": state ppid pgrp session tty_nr.
+# Fields after "(comm) ": state ppid pgrp session tty_nr tpgid.
 set -- $(sed 's/.*) //' /proc/$$/stat)
-check "$([ "$5" != 0 ] && [ "$4" = $$ ]; echo $?)" \
-	"a session leader with the console as its terminal (session $4, tty_nr $5)"
+check "$([ "$5" != 0 ] && [ "$3" = "$6" ] && [ "$4" != 0 ]; echo $?)" \
+	"the console is our terminal, we are its foreground (pgrp $3, session $4, tty_nr $5, tpgid $6)"
 init1=$(tr '\0' ' ' </proc/1/cmdline)
 check "$(case "$init1" in *sbin/init*) echo 0 ;; *) echo 1 ;; esac)" \
 	"PID 1 is '$init1'"

@@ -24,7 +24,10 @@ static const char usage_text[] =
 "\n"
 "  --kernel IMAGE      bzImage, or ELF vmlinux with a PVH entry note\n"
 "  --initrd FILE       initial ramdisk\n"
-"  --cmdline STRING    kernel command line (default \"console=ttyS0\")\n"
+"  --cmdline STRING    kernel command line; default \"console=ttyS0\", and\n"
+"                      with a --disk and no --initrd \"console=ttyS0\n"
+"                      root=/dev/vda rw\" (ro for a readonly=on disk):\n"
+"                      the guest's root is the first disk\n"
 "  --console FILE      guest console output to FILE (created or truncated)\n"
 "                      instead of stdout; stdin still reaches the guest,\n"
 "                      microvm's own messages stay on stderr\n"
@@ -453,6 +456,21 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 	}
 }
 
+/*
+ * The command line when --cmdline is not given. With no initramfs the
+ * kernel needs to be told where its root is, so that `microvm --kernel
+ * bzImage --disk root.raw` boots as written: the first disk is vda (one
+ * transport enumerates its disks in --disk order). virtio-blk probes
+ * before the root is mounted, so no rootwait; a read-only disk is
+ * mounted ro, since ext4 refuses rw on a read-only device.
+ */
+static const char *cli_default_cmdline(const struct vm_config *cfg)
+{
+	if (cfg->initrd || !cfg->nr_disks)
+		return CLI_CMDLINE_CONSOLE;
+	return cfg->disks[0].readonly ? CLI_CMDLINE_ROOT_RO : CLI_CMDLINE_ROOT_RW;
+}
+
 enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 			  char *err, size_t errlen)
 {
@@ -493,7 +511,7 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 		return CLI_ERROR;
 	}
 	if (!cfg->cmdline)
-		cfg->cmdline = "console=ttyS0";
+		cfg->cmdline = cli_default_cmdline(cfg);
 	return CLI_RUN;
 }
 

@@ -11,6 +11,14 @@
 
 #include "vmm/config.h"
 
+/*
+ * The default kernel command lines (see cli_parse()): the console alone,
+ * or with --disk and no --initrd also the root on the first disk.
+ */
+#define CLI_CMDLINE_CONSOLE "console=ttyS0"
+#define CLI_CMDLINE_ROOT_RW CLI_CMDLINE_CONSOLE " root=/dev/vda rw"
+#define CLI_CMDLINE_ROOT_RO CLI_CMDLINE_CONSOLE " root=/dev/vda ro"
+
 enum cli_result {
 	CLI_RUN,   /* config is complete: boot it */
 	CLI_EXIT,  /* --help/--version printed: exit 0 */
@@ -22,6 +30,10 @@ enum cli_result {
  * @cfg: zeroed config; strings point into argv or are heap copies that
  *       cli_free() releases
  * @err/@errlen: the user-facing message for CLI_ERROR
+ *
+ * Without --cmdline, cfg->cmdline is CLI_CMDLINE_CONSOLE, or with at least
+ * one --disk and no --initrd CLI_CMDLINE_ROOT_RW (CLI_CMDLINE_ROOT_RO when
+ * the first disk is readonly=on): the root file system is on vda.
  *
  * Return: a cli_result.  Context: main thread, startup.
  */

@@ -100,3 +100,5 @@ include(${E2E_DIR}/crash.cmake)
 include(${E2E_DIR}/../bench/guest-fio.cmake)
 # Boot-time marks and --stats startup time.
 include(${E2E_DIR}/boottime.cmake)
+# The project's kernel booting from a firmware/rootfs image, no initramfs.
+include(${E2E_DIR}/firmware.cmake)

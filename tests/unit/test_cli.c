@@ -201,6 +201,58 @@ static void test_console(void)
 	cli_free(&cfg);
 }
 
+/*
+ * The default command line: the root is named only when there is a disk to
+ * boot from and no initramfs; --cmdline always wins as given.
+ */
+static void test_default_cmdline(void)
+{
+	static const struct {
+		const char *args[8];
+		const char *cmdline;
+	} rows[] = {
+		{ { "--kernel", "k" }, "console=ttyS0" },
+		{ { "--kernel", "k", "--disk", "root.raw" },
+		  "console=ttyS0 root=/dev/vda rw" },
+		{ { "--kernel", "k", "--disk", "root.raw", "--disk", "d.raw" },
+		  "console=ttyS0 root=/dev/vda rw" },
+		{ { "--kernel", "k", "--disk", "root.raw,readonly=on",
+		    "--disk", "d.raw" }, "console=ttyS0 root=/dev/vda ro" },
+		{ { "--kernel", "k", "--disk", "root.raw",
+		    "--disk", "d.raw,readonly=on" },
+		  "console=ttyS0 root=/dev/vda rw" },
+		{ { "--kernel", "k", "--disk", "r.raw,transport=mmio" },
+		  "console=ttyS0 root=/dev/vda rw" },
+		{ { "--kernel", "k", "--initrd", "i", "--disk", "root.raw" },
+		  "console=ttyS0" },
+		{ { "--kernel", "k", "--disk", "root.raw", "--cmdline",
+		    "console=ttyS0 root=/dev/vdb" }, "console=ttyS0 root=/dev/vdb" },
+		{ { "--kernel", "k", "--disk", "root.raw", "--cmdline", "" },
+		  "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *argv[10] = { (char *)"microvm" };
+		struct vm_config cfg;
+		char err[256] = "";
+		int argc = 1;
+
+		memset(&cfg, 0, sizeof(cfg));
+		while (argc < 9 && rows[i].args[argc - 1]) {
+			argv[argc] = (char *)rows[i].args[argc - 1];
+			argc++;
+		}
+		CHECK_EQ(cli_parse(argc, argv, &cfg, err, sizeof(err)),
+			 CLI_RUN);
+		if (cfg.cmdline && strcmp(cfg.cmdline, rows[i].cmdline))
+			fprintf(stderr, "row %zu: cmdline '%s'\n", i,
+				cfg.cmdline);
+		CHECK(cfg.cmdline && !strcmp(cfg.cmdline, rows[i].cmdline));
+		cli_free(&cfg);
+	}
+}
+
 /* --seccomp=MODE: each mode, and "on" when it is not given. */
 static void test_seccomp(void)
 {
@@ -339,6 +391,7 @@ int main(void)
 	test_disk_ok();
 	test_disk_bad();
 	test_argv();
+	test_default_cmdline();
 	test_seccomp();
 	test_console();
 	return test_done();

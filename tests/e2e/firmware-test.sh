@@ -4,9 +4,10 @@
 # initramfs (e2e.firmware.*): builds root.raw with build.sh, the guest
 # check (guest/firmware-check.sh) as /etc/microvm/run and what the default
 # boot must see in /e2e/expect; one run-guest.sh run (one L1 boot when
-# nested) of firmware-l1.sh boots it twice, on 8 vCPUs with microvm's
-# default command line and on 1 vCPU with a command after "--". Checks
-# both exit statuses (3 and 7), every FW-CHECK line, and on the host that
+# nested) of firmware-l1.sh boots it three times, on 8 vCPUs with microvm's
+# default command line, on 1 vCPU with a command after "--", and on 2 vCPUs
+# with a command that panics the kernel (pvpanic). Checks the three exit
+# statuses (3, 7, 122), every FW-CHECK line, the panic's pvpanic line, and on the host that
 # the image is clean (init synced and remounted it read-only before the
 # exit) and holds what the guest wrote.
 #
@@ -100,7 +101,7 @@ e2e_boot firmware-test err.log
 echo "firmware-test: run-guest.sh status $status after $((SECONDS - start)) s"
 
 tr -d '\r' <out.log >out.txt
-for run in default:3 cmdline:7; do
+for run in default:3 cmdline:7 panic:122; do
 	got=$(sed -n "s/^FW-RUN: ${run%:*} status \([0-9]*\) in .*/\1/p" out.txt |
 		tail -n 1)
 	[ "$got" = "${run#*:}" ] &&
@@ -115,7 +116,9 @@ grep '^FW-CHECK: FAIL' out.txt | while read -r line; do
 	echo "firmware-test: FAIL: guest: ${line#FW-CHECK: FAIL }"
 done
 grep -q '^FW-CHECK: FAIL' out.txt && fails=$((fails + 1))
-grep -q 'Kernel panic' out.txt && fail "a guest kernel panicked"
+grep -q '^FW-PANIC: ok' out.txt && pass "panic boot: pvpanic line and a kernel panic on the console" ||
+	fail "panic boot: $(grep '^FW-PANIC:' out.txt | tail -n 1)"
+grep -q 'Kernel panic' out.txt && fail "a guest kernel panicked outside the panic boot"
 grep -q '^FW-RUN-RETRY' out.txt &&
 	echo "firmware-test: RETRY: $(grep -c '^FW-RUN-RETRY' out.txt) boot(s) in L1 again"
 

@@ -85,8 +85,13 @@ fi
 
 if want boot; then
 	log "boot time and footprint (boot-vs-qemu.sh)"
+	# With the project's kernel built (cmake --build build --target
+	# guest-kernel), the same run also boots it from a root image.
+	fw=()
+	[ -f "$root/build/firmware/kernel/bzImage" ] &&
+		fw=(--fw-kernel "$root/build/firmware/kernel/bzImage")
 	"$root/tests/bench/boot-vs-qemu.sh" --runs "$($quick && echo 1 || echo 3)" \
-		--records "$out/boot.records" >"$out/boot.txt"
+		"${fw[@]}" --records "$out/boot.records" >"$out/boot.txt"
 fi
 
 log "plots"

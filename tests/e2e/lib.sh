@@ -63,3 +63,45 @@ e2e_boottime_initrd()
 	rm -rf "$extra"
 	return $rc
 }
+
+# e2e_stage PATH DIR: copy host file PATH to DIR at the same path.
+e2e_stage()
+{
+	mkdir -p "$2$(dirname "$1")"
+	cp -L "$1" "$2$1"
+}
+
+# e2e_disk_root ART TOKEN RO_CONTENT SIZE OUT: the disk guests' root file
+# system (disk-test.sh, snapshot-test.sh), an ext4 image of SIZE bytes in
+# file OUT: busybox, fio with every library ldd lists, ART's outb, the
+# scenario scripts, guest/disk-init.sh as /sbin/init, and the data the
+# guest compares against (TOKEN, ./pattern-a, ./pattern-b, and file
+# RO_CONTENT as /e2e/ro-content). Staged in a temporary directory.
+e2e_disk_root()
+{
+	local art=$1 token=$2 ro=$3 size=$4 out=$5 guest dir applet lib rc
+	guest=$(dirname "${BASH_SOURCE[0]}")/guest
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/e2e-root.XXXXXX") || return 1
+	mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,e2e}
+	install -m 755 "$guest/disk-init.sh" "$dir/sbin/init"
+	cp /bin/busybox "$dir/bin/busybox"
+	for applet in $(/bin/busybox --list-full); do
+		[ -e "$dir/$applet" ] || ln -s /bin/busybox "$dir/$applet"
+	done
+	install -m 755 "$art/bin/outb" "$dir/bin/outb"
+	e2e_stage "$(command -v fio)" "$dir"
+	while read -r lib; do
+		e2e_stage "$lib" "$dir"
+	done < <(ldd "$(command -v fio)" |
+		 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+	install -m 644 "$guest/scenarios.sh" "$guest/scenarios-disk.sh" \
+		"$dir/e2e/"
+	echo "$token" >"$dir/e2e/token"
+	cp pattern-a pattern-b "$dir/e2e/"
+	cp "$ro" "$dir/e2e/ro-content"
+	truncate -s "$size" "$out" &&
+		mkfs.ext4 -q -F -L e2e-root -d "$dir" "$out"
+	rc=$?
+	rm -rf "$dir"
+	return $rc
+}

@@ -19,7 +19,6 @@ set -uo pipefail
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$E2E_DIR/lib.sh"
-GUEST_DIR=$E2E_DIR/guest
 MIB=1048576
 DATA_SIZE=$((32 * MIB))
 PAT_A_OFF=$((MIB + 12288))
@@ -81,44 +80,14 @@ pass()
 	echo "snapshot-test: ok: $*"
 }
 
-stage()
-{
-	mkdir -p "$2$(dirname "$1")"
-	cp -L "$1" "$2$1"
-}
-
-# The root file system disk-test.sh builds: busybox, fio and its
-# libraries, the scenario scripts, /sbin/init and the patterns.
-build_root()
-{
-	local dir=$work/rootdir applet lib
-	mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,e2e}
-	install -m 755 "$GUEST_DIR/disk-init.sh" "$dir/sbin/init"
-	cp /bin/busybox "$dir/bin/busybox"
-	for applet in $(/bin/busybox --list-full); do
-		[ -e "$dir/$applet" ] || ln -s /bin/busybox "$dir/$applet"
-	done
-	install -m 755 "$art/bin/outb" "$dir/bin/outb"
-	stage "$(command -v fio)" "$dir"
-	while read -r lib; do
-		stage "$lib" "$dir"
-	done < <(ldd "$(command -v fio)" |
-		 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
-	install -m 644 "$GUEST_DIR/scenarios.sh" "$GUEST_DIR/scenarios-disk.sh" \
-		"$dir/e2e/"
-	echo "$token" >"$dir/e2e/token"
-	cp pattern-a pattern-b "$dir/e2e/"
-	head -c $MIB /dev/urandom >"$dir/e2e/ro-content"
-	truncate -s $ROOT_SIZE root.raw
-	mkfs.ext4 -q -F -L e2e-root -d "$dir" root.raw || return 1
-	rm -rf "$dir"
-}
-
 token=e2e-token-$$-$RANDOM
 head -c $PAT_A_LEN /dev/urandom >pattern-a
 head -c $PAT_B_LEN /dev/urandom >pattern-b
 head -c $DATA_SIZE /dev/urandom >data.raw
-build_root || { echo "snapshot-test: building root.raw failed"; exit 1; }
+head -c $MIB /dev/urandom >ro-content
+# The root file system disk-test.sh builds.
+e2e_disk_root "$art" "$token" ro-content $ROOT_SIZE root.raw ||
+	{ echo "snapshot-test: building root.raw failed"; exit 1; }
 sha256sum root.raw data.raw >images.sha256
 cat images.sha256
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop_dev.h"
 #include "test.h"
 #include "virtio/disk.h"
 
@@ -94,44 +95,6 @@ static void *xalloc(size_t n)
 	return p;
 }
 
-/* Attach @im->file to a free loop device; -errno when that is impossible. */
-static int loop_attach(struct image *im)
-{
-	struct loop_config cfg = { .block_size = 512 };
-	int ctl, nr, lfd, bfd, tries, ret = -EBUSY;
-
-	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0)
-		return -errno;
-	bfd = open(im->file, O_RDWR | O_CLOEXEC);
-	for (tries = 0; bfd >= 0 && tries < 8 && ret == -EBUSY; tries++) {
-		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
-		if (nr < 0) {
-			ret = -errno;
-			break;
-		}
-		snprintf(im->path, sizeof(im->path), "/dev/loop%d", nr);
-		lfd = open(im->path, O_RDWR | O_CLOEXEC);
-		if (lfd < 0) {
-			ret = -errno;
-			break;
-		}
-		cfg.fd = bfd;
-		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
-		if (!ioctl(lfd, LOOP_CONFIGURE, &cfg)) {
-			im->loop_fd = lfd;
-			ret = 0;
-			break;
-		}
-		ret = -errno;
-		close(lfd);
-	}
-	if (bfd >= 0)
-		close(bfd);
-	close(ctl);
-	return ret;
-}
-
 static int image_create(struct image *im, uint64_t size, bool loop)
 {
 	uint8_t *buf = xalloc(size);
@@ -153,7 +116,8 @@ static int image_create(struct image *im, uint64_t size, bool loop)
 	im->loop_fd = -1;
 	snprintf(im->path, sizeof(im->path), "%s", im->file);
 	if (!ret && loop)
-		ret = loop_attach(im);
+		ret = loop_dev_attach(im->file, im->path, sizeof(im->path),
+				      &im->loop_fd);
 	if (ret)
 		unlink(im->file);
 	return ret;

@@ -80,6 +80,12 @@ src=$cache/linux-source-$version
 obj=$cache/build
 log=$cache/build.log
 
+# One build at a time per OUTDIR (the guest-kernel target and the
+# firmware.kernel test may start together): a second caller waits, then
+# finds the stamp.
+exec 9>"$cache/lock"
+flock 9 || { echo "$prog: cannot lock $cache/lock" >&2; exit 1; }
+
 key=$( { echo "$pkg $version"; cat "$frag" "$checker" "${BASH_SOURCE[0]}"; } |
 	sha256sum | cut -d' ' -f1)
 if [ -f "$out/bzImage" ] && [ -f "$out/vmlinux" ] &&

@@ -10,8 +10,11 @@
 # guest_kernel: a real-guest test that boots it says
 # FIXTURES_REQUIRED guest_kernel); firmware.kernel_check_config_real runs
 # the checker after real olddefconfig runs in the extracted tree;
-# firmware.kernel_boot (e2e) boots bzImage and the PVH vmlinux on pci and
-# mmio with 8 vCPUs through tests/e2e/run-guest.sh.
+# firmware.kernel_boot (e2e) boots the PVH vmlinux on pci and mmio (the
+# latter from the disk, no initramfs) and bzImage on mmio ending through
+# the exit device, with 8 vCPUs, through tests/e2e/run-guest.sh (three of
+# boot-test.sh's six runs: bzImage from the disk on both transports is
+# e2e.firmware.*'s).
 set(GUEST_KERNEL_DIR ${CMAKE_BINARY_DIR}/firmware/kernel)
 set(GUEST_KERNEL_BZIMAGE ${GUEST_KERNEL_DIR}/bzImage)
 set(GUEST_KERNEL_VMLINUX ${GUEST_KERNEL_DIR}/vmlinux)
@@ -44,7 +47,8 @@ set_tests_properties(firmware.kernel_check_config_real PROPERTIES
 add_test(NAME firmware.kernel_boot
 	COMMAND ${GUEST_KERNEL_SRC}/boot-test.sh --microvm $<TARGET_FILE:microvm>
 		--kernel-dir ${GUEST_KERNEL_DIR}
-		--artifacts ${CMAKE_BINARY_DIR}/e2e-artifacts --cpus 8)
+		--artifacts ${CMAKE_BINARY_DIR}/e2e-artifacts --cpus 8
+		vmlinux:pci bzImage:mmio:exit:7 vmlinux:mmio:diskroot)
 set_tests_properties(firmware.kernel_boot PROPERTIES
 	TIMEOUT 900 LABELS "e2e;firmware" SKIP_RETURN_CODE 77
 	FIXTURES_REQUIRED "guest_kernel;e2e" RESOURCE_LOCK e2e_vm)

@@ -8,7 +8,9 @@
 # reporting a status"; in its log "stack guard page was hit" or "corrupted
 # stack end detected inside scheduler") or stops answering altogether
 # (not even L1's watchdog, see guest/l1-init.sh, speaks before the
-# harness limit). With guest-faults, an L2 vCPU triple fault with no
+# harness limit; run-guest.sh ends such a run once L1's heartbeat has been
+# silent for 120 s: "L1 stopped answering").
+# With guest-faults, an L2 vCPU triple fault with no
 # console message and an L2 guest that stops making progress until
 # --timeout count too: QEMU/KVM as the L2 VMM in the same L1, with the
 # same guest and load, failed in these ways in 4 of 12 runs. A program
@@ -22,7 +24,7 @@ e2e_emulator_failure()
 	123) [ "$faults" = guest-faults ] && grep -q 'triple fault' "$stderr" ;;
 	124) [ "$faults" = guest-faults ] &&
 		grep -q -- '--timeout [0-9]* expired' "$stderr" ;;
-	255) grep -qE 'L1 ended \(qemu status [0-9]*\) without reporting a status|L1 still ran after the harness limit' \
+	255) grep -qE 'L1 ended \(qemu status [0-9]*\) without reporting a status|L1 still ran after the harness limit|L1 stopped answering' \
 		"$stderr" ;;
 	*) return 1 ;;
 	esac

@@ -112,15 +112,48 @@ verbose "mode $mode"
 
 # limited CMD...: run CMD with our stdin under the harness limit, in our
 # process group, and stop it if we are stopped (CTest's timeout, ^C).
+# silence_watch PID LOG SECONDS FLAG: end PID (timeout(1) around QEMU,
+# which passes the signal on) when file LOG has not grown for SECONDS,
+# and create FLAG. L1 writes a heartbeat to LOG every 15 s (E2E-L1-ALIVE,
+# guest/l1-init.sh), so a silent LOG means the L1 kernel stopped running:
+# its own watchdog and microvm's --timeout, both inside it, are then
+# silent too, and waiting for the harness limit would only waste it.
+silence_watch()
+{
+	local pid=$1 log=$2 quiet=$3 flag=$4 size=-1 now last=$SECONDS
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 5
+		now=$(stat -c %s "$log" 2>/dev/null || echo 0)
+		if [ "$now" != "$size" ]; then
+			size=$now
+			last=$SECONDS
+		elif [ $((SECONDS - last)) -ge "$quiet" ]; then
+			: >"$flag"
+			kill -TERM "$pid" 2>/dev/null
+			sleep 10
+			kill -KILL "$pid" 2>/dev/null
+			return 0
+		fi
+	done
+}
+
+# limited PROGRAM ARGS...: run it under the harness limit; with $watch_log
+# set, also under silence_watch (nested mode).
 limited()
 {
-	local child rc
+	local child rc watcher=
 	timeout --foreground -k 10 "$limit" "$@" <&0 &
 	child=$!
+	if [ -n "${watch_log:-}" ]; then
+		silence_watch "$child" "$watch_log" "$watch_quiet" \
+			"$watch_flag" </dev/null &
+		watcher=$!
+	fi
 	trap 'kill -TERM $child 2>/dev/null; wait $child; exit 143' TERM INT HUP
 	wait $child
 	rc=$?
 	trap - TERM INT HUP
+	[ -z "$watcher" ] || kill "$watcher" 2>/dev/null
 	return $rc
 }
 
@@ -326,6 +359,9 @@ run_nested()
 		qemu_args+=(-chardev file,id=l2con,path=/dev/stdout,append=on)
 	fi
 	start=$SECONDS
+	watch_log=$work/l1.log
+	watch_quiet=${MICROVM_E2E_L1_SILENCE:-120}
+	watch_flag=$work/l1.silent
 	if [ "$stdin" = - ]; then
 		limited "$qemu" "${qemu_args[@]}"
 	else
@@ -347,7 +383,13 @@ run_nested()
 	status=$(sed -n 's/^E2E-L1-EXIT-STATUS: \([0-9]*\)$/\1/p' "$work/l1.txt")
 	if [ -z "$status" ]; then
 		echo "run-guest: L1 log (tail):" >&2
-		tail -n 40 "$work/l1.txt" >&2
+		grep -v '^E2E-L1-ALIVE: ' "$work/l1.txt" | tail -n 40 >&2
+		if [ -f "$watch_flag" ]; then
+			die "nested: L1 stopped answering: its log was silent for" \
+				"$watch_quiet s (last heartbeat:" \
+				"$(sed -n 's/^E2E-L1-ALIVE: //p' "$work/l1.txt" | tail -n 1 | grep . || echo none) s L1 uptime," \
+				"$((SECONDS - start)) s wall)"
+		fi
 		if [ $((SECONDS - start)) -ge "$limit" ]; then
 			die "nested: L1 still ran after the harness limit of $limit s"
 		fi

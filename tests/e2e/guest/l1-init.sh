@@ -7,6 +7,9 @@
 # ttyS0 protocol, read by run-guest.sh:
 #   E2E-L1-ERROR: why           the harness itself failed
 #   E2E-L1-START: UPTIME        L1 reached the command (L1 seconds)
+#   E2E-L1-ALIVE: uptime        every 15 s while the command runs: the
+#                               harness (run-guest.sh) takes a silent L1
+#                               log for an L1 kernel that stopped running
 #   E2E-L1-HUNG: why            the command outlived E2E_WATCHDOG seconds:
 #                               every task's kernel stack follows, then
 #                               the command is killed
@@ -135,6 +138,12 @@ l1_watchdog()
 echo "E2E-L1-START: $(cut -d' ' -f1 /proc/uptime)"
 e2e_run >/dev/ttyS1 2>/tmp/e2e-stderr <"$E2E_STDIN" &
 pid=$!
+(
+	while sleep 15; do
+		echo "E2E-L1-ALIVE: $(cut -d' ' -f1 /proc/uptime)"
+	done
+) &
+alive=$!
 wd=
 if [ "${E2E_WATCHDOG:-0}" -gt 0 ]; then
 	l1_watchdog "$E2E_WATCHDOG" "$pid" &
@@ -143,6 +152,7 @@ fi
 wait "$pid"
 rc=$?
 [ -z "$wd" ] || kill "$wd" 2>/dev/null
+kill "$alive" 2>/dev/null
 ttydrain 30 /dev/ttyS1
 echo "E2E-L1-END: $(cut -d' ' -f1 /proc/uptime)"
 

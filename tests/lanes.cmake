@@ -7,6 +7,9 @@
 # depends on having the machine to itself (timing, polling) names both
 # locks in MICROVM_EXCLUSIVE_TESTS and runs alone.
 set(MICROVM_EXCLUSIVE_TESTS unit.test_blk_poll bench.smoke)
+# The guest lane's own setup: in the host lane it would wait behind the
+# guest-kernel build and hold every guest test up.
+set(MICROVM_GUEST_LANE_TESTS e2e.prepare)
 
 function(test_lanes)
 	get_property(tests DIRECTORY PROPERTY TESTS)
@@ -15,6 +18,8 @@ function(test_lanes)
 		if(t IN_LIST MICROVM_EXCLUSIVE_TESTS)
 			set_tests_properties(${t} PROPERTIES
 				RESOURCE_LOCK "host_cpu;e2e_vm")
+		elseif(t IN_LIST MICROVM_GUEST_LANE_TESTS)
+			set_tests_properties(${t} PROPERTIES RESOURCE_LOCK e2e_vm)
 		elseif(NOT locks)
 			set_tests_properties(${t} PROPERTIES
 				RESOURCE_LOCK host_cpu)

@@ -575,11 +575,31 @@ static void t_bounded(struct fix *f)
 	      (f->m.size + CL - 1) / CL * CL + 2 * CL);
 }
 
+/*
+ * The model phases on an open snapshot disk, on one queue of 8, then
+ * close it; with @bounded, also check its map and overlay bounds.
+ */
+static void t_model(struct fix *f, bool bounded)
+{
+	struct disk_queue *q;
+
+	if (disk_queue_open(&f->d, 8, &q)) {
+		CHECK(0);
+		fix_close(f);
+		return;
+	}
+	t_fixed(f, q);
+	t_random(f, q);
+	if (bounded)
+		t_bounded(f);
+	disk_queue_close(q);
+	fix_close(f);
+}
+
 static void run_model(enum disk_engine e, bool loop)
 {
 	struct image im;
 	struct fix f = { 0 };
-	struct disk_queue *q;
 	char tmpl[PATH_MAX];
 	int ret, failed = test_fail_count;
 
@@ -607,16 +627,7 @@ static void run_model(enum disk_engine e, bool loop)
 	CHECK_EQ(f.d.size, IMG_SIZE);
 	/* The overlay is unlinked: nothing shows in its directory. */
 	CHECK(dir_empty(tmpl));
-	if (disk_queue_open(&f.d, 8, &q)) {
-		CHECK(0);
-		fix_close(&f);
-		goto out;
-	}
-	t_fixed(&f, q);
-	t_random(&f, q);
-	t_bounded(&f);
-	disk_queue_close(q);
-	fix_close(&f);
+	t_model(&f, true);
 	CHECK(image_untouched(&im, IMG_SIZE));
 	CHECK(dir_empty(tmpl));
 	printf("%s %s/%s: image byte-identical afterwards\n",
@@ -683,7 +694,6 @@ static void t_reflink(enum disk_engine e)
 	const char *dir = getenv("MICROVM_TEST_REFLINK_DIR");
 	struct image im;
 	struct fix f = { 0 };
-	struct disk_queue *q;
 	int failed = test_fail_count;
 
 	if (!dir || !*dir)
@@ -704,15 +714,7 @@ static void t_reflink(enum disk_engine e)
 		goto out;
 	}
 	CHECK(f.d.ov == NULL);
-	if (disk_queue_open(&f.d, 8, &q)) {
-		CHECK(0);
-		fix_close(&f);
-		goto out;
-	}
-	t_fixed(&f, q);
-	t_random(&f, q);
-	disk_queue_close(q);
-	fix_close(&f);
+	t_model(&f, false);
 	CHECK(image_untouched(&im, IMG_SIZE));
 	printf("%s %s/reflink: clone in %s, image byte-identical\n",
 	       failed == test_fail_count ? "ok  " : "FAIL",

@@ -45,14 +45,26 @@
 #define REG_CONFIG_GENERATION 0x0fc
 #define REG_CONFIG 0x100
 
-static void mmio_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool mmio_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	struct virtio_mmio *t = vdev->transport;
+	unsigned int old;
 
 	(void)q;
-	/* Pairs with the driver's InterruptStatus read after the irq. */
-	atomic_fetch_or(&vdev->isr, VIRTIO_ISR_QUEUE);
+	/* Set before the irq: pairs with the driver's InterruptStatus read. */
+	old = atomic_fetch_or(&vdev->isr, VIRTIO_ISR_QUEUE);
+	/*
+	 * Bit already set: the interrupt that set it is not acknowledged
+	 * yet. The driver reads the used rings only after its InterruptACK
+	 * write clears the bit, and that write comes after this fetch_or,
+	 * so it finds this buffer as well: one interrupt covers both, as a
+	 * level-triggered line would. A driver that never acknowledges gets
+	 * no more interrupts, which is all it asked for.
+	 */
+	if ((old & VIRTIO_ISR_QUEUE) && t->coalesce)
+		return false;
 	evfd_signal(t->irq_fd);
+	return true;
 }
 
 static void mmio_notify_config(struct virtio_dev *vdev)
@@ -242,6 +254,7 @@ int virtio_mmio_init(struct virtio_mmio *t, struct virtio_dev *vdev,
 	t->host = *host;
 	t->base = base;
 	t->gsi = gsi;
+	t->coalesce = true;
 	vdev->transport = t;
 	vdev->tops = &mmio_ops;
 	t->irq_fd = evfd_new();

@@ -24,6 +24,9 @@ struct virtio_mmio {
 	uint64_t base;
 	uint32_t gsi;
 	int irq_fd;
+	/* No new interrupt while InterruptStatus still has the used-buffer
+	 * bit (default, set by virtio_mmio_init()); false: one per notify. */
+	bool coalesce;
 	uint32_t device_features_sel;
 	uint32_t driver_features_sel;
 	uint32_t queue_sel;

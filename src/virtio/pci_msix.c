@@ -67,7 +67,7 @@ static void msix_route_locked(struct virtio_pci *t, unsigned int v)
 				t->vdev->name, v, ret);
 }
 
-static void vpci_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool vpci_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	struct virtio_pci *t = vdev->transport;
 	/* The current vector: a change takes effect at the next notify. */
@@ -80,6 +80,9 @@ static void vpci_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 	else
 		atomic_fetch_or(&vdev->isr, VIRTIO_ISR_QUEUE);
 	pthread_mutex_unlock(&t->msix_lock);
+	/* MSI-X has no acknowledgement to wait for: always a new message
+	 * (or its pending bit, while masked). */
+	return true;
 }
 
 static void vpci_notify_config(struct virtio_dev *vdev)

@@ -188,8 +188,10 @@ static void virtio_queue_notify_now(void *opaque)
 	struct virtio_queue *q = opaque;
 	struct virtio_dev *vdev = q->vdev;
 
-	atomic_fetch_add(&q->stats.signals, 1);
-	vdev->tops->notify(vdev, q);
+	if (vdev->tops->notify(vdev, q))
+		atomic_fetch_add(&q->stats.signals, 1);
+	else
+		atomic_fetch_add(&q->stats.coalesced, 1);
 }
 
 void virtio_queue_notify(struct virtio_queue *q)
@@ -246,13 +248,14 @@ void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 		dprintf(fd,
 			"microvm: stats %s queue %u: requests %llu batches "
 			"%llu irq-signals %llu kicks %llu errors %llu "
-			"signals/request %.3f\n",
+			"signals/request %.3f coalesced %llu\n",
 			vdev->name, i, (unsigned long long)req,
 			(unsigned long long)atomic_load(&s->batches),
 			(unsigned long long)sig,
 			(unsigned long long)atomic_load(&s->kicks),
 			(unsigned long long)atomic_load(&s->errors),
-			req ? (double)sig / (double)req : 0.0);
+			req ? (double)sig / (double)req : 0.0,
+			(unsigned long long)atomic_load(&s->coalesced));
 		virtio_print_poll_stats(vdev, i, fd);
 	}
 }

@@ -57,6 +57,8 @@ struct virtio_queue_stats {
 	atomic_uint_fast64_t requests; /* chains completed */
 	atomic_uint_fast64_t batches;  /* completion batches processed */
 	atomic_uint_fast64_t signals;  /* interrupts raised (irqfd writes) */
+	atomic_uint_fast64_t coalesced; /* notifications a pending interrupt
+					 * covered (mmio: ISR bit still set) */
 	atomic_uint_fast64_t kicks;    /* guest notifications received */
 	atomic_uint_fast64_t errors;   /* requests failed with an error */
 	/* Adaptive polling (a device's queue thread may busy-poll the ring
@@ -98,8 +100,12 @@ struct virtio_dev_ops {
 /* What a transport implements; a const table per transport type. */
 struct virtio_transport_ops {
 	const char *name;
-	/* Raise the used-buffer interrupt of @q (not deferred). */
-	void (*notify)(struct virtio_dev *vdev, struct virtio_queue *q);
+	/*
+	 * Raise the used-buffer interrupt of @q (not deferred). Returns
+	 * false when no new interrupt was needed: one the driver has not
+	 * acknowledged yet covers this buffer too.
+	 */
+	bool (*notify)(struct virtio_dev *vdev, struct virtio_queue *q);
 	/* Raise the configuration-change interrupt. */
 	void (*notify_config)(struct virtio_dev *vdev);
 };

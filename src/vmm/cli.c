@@ -42,7 +42,7 @@ static const char usage_text[] =
 "                      PATH[,readonly=on][,snapshot=on][,serial=ID]\n"
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
 "                      [,queues=N][,queue-size=N][,defer=on|off]\n"
-"                      [,poll-us=N]\n"
+"                      [,poll-us=N][,irq-coalesce=on|off]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
 "                      cache=unsafe IGNORES guest flushes: data the guest\n"
@@ -57,6 +57,9 @@ static const char usage_text[] =
 "                      poll-us: each queue thread busy-polls up to N us\n"
 "                      (0-1000, adaptive; default 32) before it sleeps;\n"
 "                      0 turns polling off\n"
+"                      irq-coalesce (mmio): while the guest has not\n"
+"                      acknowledged an interrupt, completions raise no\n"
+"                      new one (default on; off for measuring)\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -210,6 +213,12 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 			d->defer_off = true;
 		else
 			goto bad;
+	} else if (!strcmp(key, "irq-coalesce")) {
+		bool on;
+
+		if (parse_onoff(val, &on))
+			goto bad;
+		d->coalesce_off = !on;
 	} else if (!strcmp(key, "poll-us")) {
 		if (parse_uint(val, CONFIG_MAX_POLL_US, &n)) {
 			snprintf(err, errlen,
@@ -290,6 +299,12 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 	}
 	if (!ret && d->snapshot)
 		ret = disk_snapshot_check(d, err, errlen);
+	if (!ret && d->coalesce_off && d->transport != DISK_TRANSPORT_MMIO) {
+		snprintf(err, errlen,
+			 "--disk %s: irq-coalesce=off needs transport=mmio (MSI-X on pci raises one message per notification anyway)",
+			 spec);
+		ret = -EINVAL;
+	}
 out:
 	free(copy);
 	if (ret) {

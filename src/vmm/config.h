@@ -35,6 +35,9 @@ struct disk_config {
 	unsigned int queues;     /* 0: default */
 	unsigned int queue_size; /* 0: default */
 	bool defer_off;          /* defer=off: signal per completion */
+	bool coalesce_off;       /* irq-coalesce=off (mmio): an interrupt
+				  * per notification, even while one is
+				  * unacknowledged */
 	bool poll_set;           /* poll-us given; else the default */
 	unsigned int poll_us;    /* 0: no polling */
 };

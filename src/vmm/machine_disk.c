@@ -27,6 +27,7 @@ struct machine_disk {
 	struct virtio_dev vdev;
 	struct blk_dev *blk;
 	enum disk_transport transport;
+	bool coalesce_off;       /* irq-coalesce=off (mmio only) */
 	struct virtio_mmio mmio;
 	struct virtio_pci pci;
 	bool attached;
@@ -59,6 +60,7 @@ static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
 			 md->vdev.name, strerror(-ret));
 		return ret;
 	}
+	md->mmio.coalesce = !md->coalesce_off;
 	ret = bus_register(&m->vm.mmio, base, VIRTIO_MMIO_WINDOW,
 			   virtio_mmio_access, &md->mmio);
 	if (ret) {
@@ -125,6 +127,7 @@ static int machine_open_disk(struct machine *m, unsigned int i, char *err,
 		return ret;
 	md->disk_open = true;
 	md->transport = dc->transport;
+	md->coalesce_off = dc->coalesce_off;
 	return 0;
 }
 

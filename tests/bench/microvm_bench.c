@@ -306,7 +306,7 @@ static struct {
  * how the bench learns that thread's CPU clock without reaching into the
  * device: pthread_getcpuclockid() computes it, no system call.
  */
-static void bench_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool bench_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	(void)vdev;
 	if (!atomic_load_explicit(&tq[q->index].have_clock,
@@ -314,6 +314,7 @@ static void bench_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 	    !pthread_getcpuclockid(pthread_self(), &tq[q->index].clock))
 		atomic_store(&tq[q->index].have_clock, true);
 	evfd_signal(tq[q->index].irq_fd);
+	return true;
 }
 
 static void bench_notify_config(struct virtio_dev *vdev)

@@ -27,11 +27,12 @@ static unsigned int ab_qd;
 static int irq_fd;
 static uint64_t kicks_sent, done_reqs, irqs_seen;
 
-static void ab_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool ab_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	(void)vdev;
 	atomic_fetch_add(&notify_count[q->index], 1);
 	evfd_signal(irq_fd);
+	return true;
 }
 
 static const struct virtio_transport_ops ab_tops = {

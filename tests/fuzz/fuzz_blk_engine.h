@@ -170,11 +170,12 @@ static const struct disk_engine_ops mem_ops = {
 
 static int notify_fd = -1; /* the used-buffer "interrupt" */
 
-static void fuzz_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool fuzz_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	(void)vdev;
 	(void)q;
 	evfd_signal(notify_fd);
+	return true;
 }
 
 static void fuzz_notify_config_fn(struct virtio_dev *vdev)

@@ -61,10 +61,11 @@ static uint32_t dev_poll_us; /* blk_config.poll_us of dev_open() */
 static atomic_uint notify_count[2];
 static atomic_uint config_count;
 
-static inline void fake_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static inline bool fake_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	(void)vdev;
 	atomic_fetch_add(&notify_count[q->index], 1);
+	return true;
 }
 
 static inline void fake_notify_config(struct virtio_dev *vdev)

@@ -24,7 +24,7 @@
 static uint64_t pushes_at_check; /* I/O thread only */
 static atomic_ullong max_between; /* most pushes between two checks */
 
-static void pass_notify(struct virtio_dev *vdev, struct virtio_queue *q)
+static bool pass_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 {
 	uint64_t d = q->vq.pushes - pushes_at_check;
 
@@ -32,6 +32,7 @@ static void pass_notify(struct virtio_dev *vdev, struct virtio_queue *q)
 	pushes_at_check = q->vq.pushes;
 	if (d > atomic_load(&max_between))
 		atomic_store(&max_between, d);
+	return true;
 }
 
 static const struct virtio_transport_ops pass_tops = {

@@ -106,6 +106,17 @@ static void test_disk_ok(void)
 	CHECK_EQ(cli_parse_disk("a.img,poll-us=0", &d, err, sizeof(err)), 0);
 	CHECK(d.poll_set);
 	CHECK_EQ(d.poll_us, 0);
+	CHECK(!d.coalesce_off);
+	free(d.path);
+
+	/* irq-coalesce: on by default, off on mmio only (in any order). */
+	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=off,transport=mmio", &d,
+				err, sizeof(err)), 0);
+	CHECK(d.coalesce_off);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=on", &d, err,
+				sizeof(err)), 0);
+	CHECK(!d.coalesce_off);
 	free(d.path);
 }
 
@@ -132,6 +143,11 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	{ "a.img,poll-us=-1", "-1" },
 	{ "a.img,poll-us=32us", "32us" },
 	{ "a.img,snapshot=maybe", "bad value 'maybe' for snapshot" },
+	{ "a.img,irq-coalesce=sometimes",
+	  "bad value 'sometimes' for irq-coalesce" },
+	{ "a.img,irq-coalesce=off", "irq-coalesce=off needs transport=mmio" },
+	{ "a.img,transport=mmio,irq-coalesce=off,transport=pci",
+	  "irq-coalesce=off needs transport=mmio" },
 	{ "a.img,snapshot=on,cache=none",
 	  "snapshot=on does not combine with cache=none" },
 	{ "a.img,cache=none,snapshot=on",

@@ -4,11 +4,13 @@
  * and fake hypervisor services: identification, register widths, and the
  * queue size rules of §4.2.2.2 (QueueNum must be a power of two no larger
  * than QueueNumMax; otherwise QueueReady is refused and the device reports
- * NEEDS_RESET), queue registers frozen once ready.
+ * NEEDS_RESET), queue registers frozen once ready; used-buffer interrupts
+ * coalesced while InterruptStatus is unacknowledged.
  */
 #include <errno.h>
 
 #include "test.h"
+#include "util/evloop.h"
 #include "util/le.h"
 #include "virtio/mmio.h"
 
@@ -25,6 +27,8 @@
 #define REG_QUEUE_NUM_MAX 0x034
 #define REG_QUEUE_NUM 0x038
 #define REG_QUEUE_READY 0x044
+#define REG_INTERRUPT_STATUS 0x060
+#define REG_INTERRUPT_ACK 0x064
 #define REG_STATUS 0x070
 #define REG_QUEUE_DESC_LOW 0x080
 #define REG_QUEUE_DRIVER_LOW 0x090
@@ -232,6 +236,71 @@ static void test_queue_size_not_started(void)
 	CHECK_EQ(stops, 1);
 }
 
+/* Interrupts raised on the irqfd since the last call. */
+static uint64_t irqs(void)
+{
+	return evfd_drain(t.irq_fd);
+}
+
+static uint64_t coalesced(unsigned int q)
+{
+	return atomic_load(&vdev.queues[q].stats.coalesced);
+}
+
+/*
+ * While the used-buffer bit of InterruptStatus is set, the interrupt that
+ * set it is unacknowledged and the driver has yet to read the used rings
+ * (it reads them after its InterruptACK write): further notifications, of
+ * any queue, raise no new interrupt. Once acknowledged, the next one does.
+ * A config change still interrupts; irq-coalesce=off raises every one.
+ */
+static void test_irq_coalesce(void)
+{
+	uint64_t c0 = coalesced(0), c1 = coalesced(1);
+	unsigned int i;
+
+	wr(REG_INTERRUPT_ACK, VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG);
+	irqs();
+	virtio_queue_notify(&vdev.queues[0]);
+	CHECK_EQ(irqs(), 1);
+	CHECK_EQ(rd(REG_INTERRUPT_STATUS), VIRTIO_ISR_QUEUE);
+	for (i = 0; i < 5; i++)
+		virtio_queue_notify(&vdev.queues[i % NQ]);
+	CHECK_EQ(irqs(), 0);
+	CHECK_EQ(coalesced(0) - c0, 3);
+	CHECK_EQ(coalesced(1) - c1, 2);
+	/* Reading the status acknowledges nothing. */
+	CHECK_EQ(rd(REG_INTERRUPT_STATUS), VIRTIO_ISR_QUEUE);
+	virtio_queue_notify(&vdev.queues[1]);
+	CHECK_EQ(irqs(), 0);
+	/* A pending used-buffer bit does not hide a config change. */
+	virtio_config_changed(&vdev);
+	CHECK_EQ(irqs(), 1);
+	/* Acknowledging only the config bit leaves the queue's pending. */
+	wr(REG_INTERRUPT_ACK, VIRTIO_ISR_CONFIG);
+	virtio_queue_notify(&vdev.queues[0]);
+	CHECK_EQ(irqs(), 0);
+	wr(REG_INTERRUPT_ACK, VIRTIO_ISR_QUEUE);
+	CHECK_EQ(rd(REG_INTERRUPT_STATUS), 0);
+	virtio_queue_notify(&vdev.queues[1]);
+	CHECK_EQ(irqs(), 1);
+	/* A device reset clears the bit: the next notification interrupts. */
+	wr(REG_STATUS, 0);
+	CHECK_EQ(rd(REG_INTERRUPT_STATUS), 0);
+	virtio_queue_notify(&vdev.queues[0]);
+	CHECK_EQ(irqs(), 1);
+	/* irq-coalesce=off: one interrupt per notification. */
+	t.coalesce = false;
+	c0 = coalesced(0);
+	for (i = 0; i < 4; i++)
+		virtio_queue_notify(&vdev.queues[0]);
+	CHECK_EQ(irqs(), 4);
+	CHECK_EQ(coalesced(0), c0);
+	t.coalesce = true;
+	wr(REG_INTERRUPT_ACK, VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG);
+	irqs();
+}
+
 int main(void)
 {
 	setup();
@@ -239,6 +308,7 @@ int main(void)
 	test_queue_size_refused();
 	test_queue_size_ok();
 	test_queue_size_not_started();
+	test_irq_coalesce();
 	virtio_mmio_destroy(&t);
 	CHECK_EQ(nr_ioev, 0);
 	CHECK_EQ(nr_irqfd, 0);

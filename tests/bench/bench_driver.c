@@ -100,12 +100,18 @@ uint64_t bhist_quantile(const struct bhist *h, double q)
 
 /* ---- guest memory as the driver sees it ---- */
 
-uint64_t bdrv_now_ns(void)
+uint64_t bdrv_clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(c, &ts))
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bdrv_now_ns(void)
+{
+	return bdrv_clock_ns(CLOCK_MONOTONIC);
 }
 
 static void *gpa(struct bdrv_queue *q, uint64_t off)
@@ -377,5 +383,6 @@ void *bdrv_run(void *arg)
 		}
 		publish_kick(q, ks, nk);
 	}
+	q->cpu_ns = bdrv_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Ring size the driver uses (the device's default, README --disk). */
 #define BDRV_QSZ 256
@@ -68,6 +69,7 @@ struct bdrv_queue {
 	uint64_t wakeups;       /* irq_fd reads that returned a count */
 	uint64_t errors;        /* bad status, bad length, unknown id */
 	bool stalled;           /* no interrupt for BDRV_STALL_MS */
+	uint64_t cpu_ns;        /* this driver thread's CPU time */
 	struct bhist lat;       /* kick to used, ns, of the @done ones */
 	/* Driver state. */
 	uint16_t avail_idx, kicked_avail, last_used;
@@ -97,5 +99,8 @@ void *bdrv_run(void *arg);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t bdrv_now_ns(void);
+
+/* Clock @c in ns (a thread's CPU clock, say); 0 if it cannot be read. */
+uint64_t bdrv_clock_ns(clockid_t c);
 
 #endif

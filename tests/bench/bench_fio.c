@@ -104,6 +104,9 @@ int fio_run(const struct fio_job *j, struct fio_result *out)
 	}
 	out->p50_us = p50 / 1000.0;
 	out->p99_us = p99 / 1000.0;
+	out->cores = json_num(buf, buf + strlen(buf), "usr_cpu", &p50) &&
+		     json_num(buf, buf + strlen(buf), "sys_cpu", &p99) ?
+			     (p50 + p99) / 100.0 : -1;
 	free(buf);
 	return 0;
 }

@@ -25,6 +25,9 @@ struct fio_job {
 struct fio_result {
 	double iops;
 	double p50_us, p99_us; /* clat percentiles */
+	double cores;          /* (usr_cpu + sys_cpu) / 100: the CPUs fio's
+				* process kept busy, its io-wq workers
+				* included; < 0 when the report has none */
 };
 
 /**

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +79,12 @@ struct row {
 	double iops;
 	double p50_us, p99_us;
 	double cpu_us_per_req;
+	/*
+	 * Where the machine's CPUs went (getrusage of the whole process
+	 * over the run, io-wq workers and polling included): the simulated
+	 * driver's share, and everything else, the device path, per request.
+	 */
+	double cores, drv_us_per_req, dev_us_per_req;
 	double irq_per_req, enters_per_req, kicks_per_req, batch;
 	double ratio;              /* to fio's IOPS in the same round; < 0 n/a */
 	double iops_min, iops_max; /* over the --repeat rounds */
@@ -373,13 +380,17 @@ static int drv_start(struct virtio_dev *vdev, struct bdrv_queue *dq,
 	       !(s & VIRTIO_STATUS_NEEDS_RESET) ? 0 : -EIO;
 }
 
-static uint64_t clock_ns(clockid_t c)
+/* User plus system time of every thread of this process so far. */
+static uint64_t rusage_ns(void)
 {
-	struct timespec ts;
+	struct rusage ru;
 
-	if (clock_gettime(c, &ts))
+	if (getrusage(RUSAGE_SELF, &ru))
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+		       1000000000ull +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) *
+		       1000ull;
 }
 
 static int run_device(struct backing *bk, const struct workload *w,
@@ -400,6 +411,7 @@ static int run_device(struct backing *bk, const struct workload *w,
 	struct bhist lat;
 	uint64_t enters0, t0, cpu = 0, reqs = 0, sig = 0, batches = 0;
 	uint64_t done = 0, total = 0, kicks = 0, errors = 0, t_end = 0;
+	uint64_t ru0, ru, drv = 0;
 	unsigned int i;
 	int ret;
 
@@ -437,6 +449,7 @@ static int run_device(struct backing *bk, const struct workload *w,
 		dq[i].event_idx = vdev.driver_features &
 				  (1ull << VIRTIO_F_EVENT_IDX);
 	enters0 = atomic_load(&bk->disk.stats.enters);
+	ru0 = rusage_ns();
 	t0 = bdrv_now_ns();
 	for (i = 0; i < nq; i++) {
 		dq[i].end_ns = t0 + (uint64_t)opt.ms * 1000000ull;
@@ -445,16 +458,18 @@ static int run_device(struct backing *bk, const struct workload *w,
 	}
 	for (i = 0; i < nq; i++)
 		pthread_join(th[i], NULL);
+	ru = rusage_ns() - ru0;
 	memset(&lat, 0, sizeof(lat));
 	for (i = 0; i < nq; i++) {
 		struct virtio_queue_stats *st = &vdev.queues[i].stats;
 
 		if (atomic_load(&tq[i].have_clock))
-			cpu += clock_ns(tq[i].clock);
+			cpu += bdrv_clock_ns(tq[i].clock);
 		reqs += atomic_load(&st->requests);
 		sig += atomic_load(&st->signals);
 		batches += atomic_load(&st->batches);
 		done += dq[i].done;
+		drv += dq[i].cpu_ns;
 		total += dq[i].total;
 		kicks += dq[i].kicks;
 		errors += dq[i].errors;
@@ -473,8 +488,13 @@ static int run_device(struct backing *bk, const struct workload *w,
 		r->iops = (double)done * 1e9 / (double)(t_end - t0);
 	r->p50_us = (double)bhist_quantile(&lat, 0.50) / 1000.0;
 	r->p99_us = (double)bhist_quantile(&lat, 0.99) / 1000.0;
+	if (t_end > t0)
+		r->cores = (double)ru / (double)(t_end - t0);
 	if (reqs) {
 		r->cpu_us_per_req = (double)cpu / 1000.0 / (double)reqs;
+		r->drv_us_per_req = (double)drv / 1000.0 / (double)reqs;
+		r->dev_us_per_req = ru > drv ? (double)(ru - drv) / 1000.0 /
+						       (double)reqs : 0;
 		r->irq_per_req = (double)sig / (double)reqs;
 		r->enters_per_req =
 			(double)(atomic_load(&bk->disk.stats.enters) -
@@ -573,15 +593,18 @@ static void fmt_ratio(char *buf, size_t n, double ratio)
 static void print_header(void)
 {
 	printf("%-6s %-9s %3s %3s %2s %-5s %9s %9s %5s %7s %8s %7s %8s "
-	       "%7s %7s %7s %7s %6s\n", "disk", "rw", "bs", "qd", "nq",
-	       "defer", "iops", "fio_iops", "ratio", "p50_us", "p99_us",
-	       "fio_p50", "fio_p99", "cpu_us", "irq/req", "ent/req",
-	       "kick/rq", "batch");
+	       "%7s %7s %7s %7s %6s %5s %6s %6s %5s %6s\n", "disk", "rw", "bs",
+	       "qd", "nq", "defer", "iops", "fio_iops", "ratio", "p50_us",
+	       "p99_us", "fio_p50", "fio_p99", "cpu_us", "irq/req", "ent/req",
+	       "kick/rq", "batch", "cores", "dev_us", "drv_us", "fio_c",
+	       "fio_us");
 	if (csv)
 		fprintf(csv, "disk,rw,bs,qd,queues,defer,iops,fio_iops,ratio,"
 			"p50_us,p99_us,fio_p50_us,fio_p99_us,cpu_us_per_req,"
 			"irqfd_per_req,uring_enter_per_req,kicks_per_req,"
-			"reqs_per_batch,iops_min,iops_max,requests,errors\n");
+			"reqs_per_batch,iops_min,iops_max,requests,errors,"
+			"cores,dev_us_per_req,drv_us_per_req,fio_cores,"
+			"fio_us_per_req\n");
 }
 
 static void print_row(const struct backing *bk, const struct workload *w,
@@ -589,34 +612,45 @@ static void print_row(const struct backing *bk, const struct workload *w,
 		      const struct bench_knobs *kn, const struct row *r,
 		      const struct fio_result *f)
 {
-	char ratio[16], fiops[16], f50[16], f99[16];
+	char ratio[16], fiops[16], f50[16], f99[16], fc[16], fus[16];
 
 	fmt_ratio(ratio, sizeof(ratio), r->ratio);
+	strcpy(fc, "n/a");
+	strcpy(fus, "n/a");
 	if (have_fio && f->iops > 0) {
 		snprintf(fiops, sizeof(fiops), "%.0f", f->iops);
 		snprintf(f50, sizeof(f50), "%.1f", f->p50_us);
 		snprintf(f99, sizeof(f99), "%.1f", f->p99_us);
+		if (f->cores >= 0) {
+			/* fio's CPU per I/O, its io-wq workers included. */
+			snprintf(fc, sizeof(fc), "%.2f", f->cores);
+			snprintf(fus, sizeof(fus), "%.2f",
+				 f->cores * 1e6 / f->iops);
+		}
 	} else {
 		strcpy(fiops, "n/a");
 		strcpy(f50, "n/a");
 		strcpy(f99, "n/a");
 	}
 	printf("%-6s %-9s %2uk %3u %2u %-5s %9.0f %9s %5s %7.1f %8.1f %7s "
-	       "%8s %7.2f %7.3f %7.3f %7.3f %6.1f\n", bk->name, w->rw,
-	       w->bs / 1024, qd, nq, kn->label, r->iops, fiops, ratio,
-	       r->p50_us, r->p99_us, f50, f99, r->cpu_us_per_req,
-	       r->irq_per_req, r->enters_per_req, r->kicks_per_req,
-	       r->batch);
+	       "%8s %7.2f %7.3f %7.3f %7.3f %6.1f %5.2f %6.2f %6.2f %5s %6s\n",
+	       bk->name, w->rw, w->bs / 1024, qd, nq, kn->label, r->iops,
+	       fiops, ratio, r->p50_us, r->p99_us, f50, f99,
+	       r->cpu_us_per_req, r->irq_per_req, r->enters_per_req,
+	       r->kicks_per_req, r->batch, r->cores, r->dev_us_per_req,
+	       r->drv_us_per_req, fc, fus);
 	fflush(stdout);
 	if (csv)
 		fprintf(csv, "%s,%s,%u,%u,%u,%s,%.0f,%s,%s,%.2f,%.2f,%s,%s,"
-			"%.3f,%.4f,%.4f,%.4f,%.2f,%.0f,%.0f,%llu,%llu\n",
+			"%.3f,%.4f,%.4f,%.4f,%.2f,%.0f,%.0f,%llu,%llu,"
+			"%.3f,%.3f,%.3f,%s,%s\n",
 			bk->name, w->rw, w->bs, qd, nq, kn->label, r->iops,
 			fiops, ratio, r->p50_us, r->p99_us, f50, f99,
 			r->cpu_us_per_req, r->irq_per_req, r->enters_per_req,
 			r->kicks_per_req, r->batch, r->iops_min, r->iops_max,
 			(unsigned long long)r->requests,
-			(unsigned long long)r->errors);
+			(unsigned long long)r->errors, r->cores,
+			r->dev_us_per_req, r->drv_us_per_req, fc, fus);
 }
 
 static double loadavg(void)
@@ -668,14 +702,21 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 		.fio = opt.fio, .file = bk->path, .rw = w->rw, .bs = w->bs,
 		.qd = qd, .jobs = nq, .direct = bk->direct, .ms = opt.ms,
 	};
-	unsigned int rep, ki, n = opt.repeat;
+	unsigned int rep, ki, kj, n = opt.repeat;
 	bool fio_ok = have_fio;
 
 	for (rep = 0; rep < n; rep++) {
 		if (fio_ok && fio_run(&j, &fs[rep]))
 			fio_ok = false;
-		for (ki = 0; ki < NR_KNOBS; ki++) {
-			struct row *r = &rs[ki][rep];
+		/*
+		 * Odd rounds run the knob sets in reverse, so that neither
+		 * setting always runs right after fio or after the other.
+		 */
+		for (kj = 0; kj < NR_KNOBS; kj++) {
+			struct row *r;
+
+			ki = rep % 2 ? NR_KNOBS - 1 - kj : kj;
+			r = &rs[ki][rep];
 
 			if (run_device(bk, w, qd, nq, &knob_sets[ki], r)) {
 				printf("%s %s qd %u nq %u defer %s: FAILED\n",
@@ -695,6 +736,7 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 		fm.iops = MEDIAN(fs, iops, n);
 		fm.p50_us = MEDIAN(fs, p50_us, n);
 		fm.p99_us = MEDIAN(fs, p99_us, n);
+		fm.cores = MEDIAN(fs, cores, n);
 	}
 	for (ki = 0; ki < NR_KNOBS; ki++) {
 		struct row m = rs[ki][0], *a = rs[ki];
@@ -703,6 +745,9 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 		m.p50_us = MEDIAN(a, p50_us, n);
 		m.p99_us = MEDIAN(a, p99_us, n);
 		m.cpu_us_per_req = MEDIAN(a, cpu_us_per_req, n);
+		m.cores = MEDIAN(a, cores, n);
+		m.drv_us_per_req = MEDIAN(a, drv_us_per_req, n);
+		m.dev_us_per_req = MEDIAN(a, dev_us_per_req, n);
 		m.irq_per_req = MEDIAN(a, irq_per_req, n);
 		m.enters_per_req = MEDIAN(a, enters_per_req, n);
 		m.kicks_per_req = MEDIAN(a, kicks_per_req, n);

@@ -625,7 +625,7 @@ static long vhost_blk_start_backend(struct vhost_blk *b,
 		w->blk = b;
 		w->first = i;
 		init_waitqueue_head(&w->wait);
-		t = kthread_create(vhost_blk_worker_fn, w, "vhost-blk-%d.%u",
+		t = kthread_create(vhost_blk_worker_fn, w, "vblk-%d.%u",
 				   current->pid, i);
 		if (IS_ERR(t)) {
 			r = PTR_ERR(t);

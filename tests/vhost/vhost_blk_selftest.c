@@ -907,9 +907,12 @@ static void t_kill(int fd)
 				_exit(3);
 		}
 	}
-	usleep(300 * 1000);
+	/* Kill it once its backend runs and I/O is under way. */
+	for (i = 0; i < 100 && count_workers(pid) < 4; i++)
+		usleep(50 * 1000);
 	check(count_workers(pid) == 4, "child has %d workers, not 4",
 	      count_workers(pid));
+	usleep(200 * 1000);
 	kill(pid, SIGKILL);
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid");

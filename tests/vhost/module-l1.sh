@@ -73,7 +73,7 @@ done
 wait_dev /dev/nullb1 || fail "no /dev/nullb1"
 fsdir=/tmp
 mkdir -p /mnt/fs
-if mke2fs -q /dev/nullb1 >/dev/null 2>&1 &&
+if mke2fs -F /dev/nullb1 65536 >/dev/null 2>&1 &&
    mount -t ext2 /dev/nullb1 /mnt/fs 2>/dev/null; then
 	fsdir=/mnt/fs
 else

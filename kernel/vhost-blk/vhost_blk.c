@@ -230,12 +230,21 @@ static void vhost_blk_fill(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 		vhost_blk_finish(r, VIRTIO_BLK_S_OK);
 		return;
 	}
-	if (discard) {
-		/* On a block device this is a discard, not a zero-out. */
-		mode |= FALLOC_FL_PUNCH_HOLE;
-		if (S_ISBLK(file_inode(file)->i_mode))
-			mode |= FALLOC_FL_NO_HIDE_STALE;
-		ret = vfs_fallocate(file, mode, off, len);
+	if (discard && S_ISBLK(file_inode(file)->i_mode)) {
+		/*
+		 * A discard, as BLKDISCARD does it (vfs_fallocate() has no
+		 * mode for one: punch-hole is a zero-out there): drop the
+		 * range's page cache, then discard.
+		 */
+		struct address_space *mapping = file->f_mapping;
+
+		filemap_invalidate_lock(mapping);
+		truncate_inode_pages_range(mapping, off, off + len - 1);
+		ret = blkdev_issue_discard(I_BDEV(mapping->host), sector, nsect,
+					   GFP_KERNEL);
+		filemap_invalidate_unlock(mapping);
+	} else if (discard) {
+		ret = vfs_fallocate(file, mode | FALLOC_FL_PUNCH_HOLE, off, len);
 	} else {
 		ret = vfs_fallocate(file, mode | FALLOC_FL_ZERO_RANGE, off, len);
 		/* A punched hole reads back as zeroes too. */

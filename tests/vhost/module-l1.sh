@@ -93,12 +93,15 @@ fi
 
 rmmod vhost_blk || fail "rmmod vhost_blk after the selftests"
 [ ! -e /dev/vhost-blk ] || fail "/dev/vhost-blk still there after rmmod"
+echo "module-l1: rmmod done ($(now) s)"
 i=0
 while [ $i -lt "$cycles" ]; do
 	insmod "$ko" || fail "insmod, cycle $i"
 	wait_dev /dev/vhost-blk || fail "no /dev/vhost-blk, cycle $i"
-	"$selftest" --dir /tmp >/dev/null || fail "selftest, cycle $i"
+	"$selftest" --dir /tmp >/tmp/cycle.log 2>&1 ||
+		{ cat /tmp/cycle.log; fail "selftest, cycle $i"; }
 	rmmod vhost_blk || fail "rmmod, cycle $i"
+	echo "module-l1: cycle $i done ($(now) s)"
 	i=$((i + 1))
 done
 oops_check "$cycles insmod/rmmod cycles"

@@ -75,6 +75,28 @@ static void check(bool ok, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static double t_start;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A progress line, with the seconds since the start. */
+static void ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("[%7.2f] ", now_s() - t_start);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
 static void die(const char *what)
 {
 	fprintf(stderr, "vhost_blk_selftest: %s: %s\n", what, strerror(errno));
@@ -554,9 +576,13 @@ static void t_data(int fd, uint8_t *model, bool direct, const char *what)
 		      cfg[c].nq, cfg[c].workers);
 		t_integrity(&d, model, 6);
 		check(!dev_backend(&d, -1, 0, 0), "stop");
+		/* kthread_stop() has returned; the tasks leave /proc when
+		 * they are reaped, a moment later. */
+		for (w = 0; w < 40 && count_workers(getpid()); w++)
+			usleep(50 * 1000);
 		check(count_workers(getpid()) == 0, "workers left after stop");
 		dev_close(&d);
-		printf("ok - %s: integrity, %u queue(s), %u worker(s)%s\n",
+		ok("ok - %s: integrity, %u queue(s), %u worker(s)%s\n",
 		       what, cfg[c].nq, cfg[c].workers ? cfg[c].workers :
 		       cfg[c].nq, direct ? ", O_DIRECT" : "");
 	}
@@ -707,7 +733,7 @@ static void t_requests(int fd, uint8_t *model, bool direct)
 		r = sync_req(&d, 0, segs, 2, false, NULL);
 		check(r == VIRTIO_BLK_S_OK || r == VIRTIO_BLK_S_UNSUPP,
 		      "DISCARD: %d", r);
-		printf("info - DISCARD status %d, WRITE_ZEROES status %d\n",
+		ok("info - DISCARD status %d, WRITE_ZEROES status %d\n",
 		       r, wz);
 		if (r == VIRTIO_BLK_S_OK &&
 		    sync_rw(&d, 0, VIRTIO_BLK_T_IN, 64, 4096) ==
@@ -743,7 +769,7 @@ static void t_requests(int fd, uint8_t *model, bool direct)
 	      "read-only: write");
 	check(!dev_backend(&d, -1, 0, 0), "stop");
 	dev_close(&d);
-	printf("ok - requests: GET_ID, FLUSH, range, alignment, types, "
+	ok("ok - requests: GET_ID, FLUSH, range, alignment, types, "
 	       "splits, DISCARD/WRITE_ZEROES, read-only%s\n",
 	       direct ? " (O_DIRECT)" : "");
 }
@@ -790,7 +816,7 @@ static void t_abi(int fd)
 	}
 	/* Closing while serving stops the backend (release path). */
 	dev_close(&d);
-	printf("ok - abi: reserved, flags, rings, capacity, file type, busy\n");
+	ok("ok - abi: reserved, flags, rings, capacity, file type, busy\n");
 }
 
 /* ---- hostile chains ---- */
@@ -875,7 +901,7 @@ static void t_hostile(int fd)
 			      "%s: completed with status %#x", names[c], *st);
 		check(!dev_backend(&d, -1, 0, 0), "%s: stop", names[c]);
 		dev_close(&d);
-		printf("ok - hostile: %s\n", names[c]);
+		ok("ok - hostile: %s\n", names[c]);
 	}
 	/* And the module still serves. */
 	{
@@ -939,7 +965,7 @@ static void t_kill(int fd)
 		usleep(100 * 1000);
 	}
 	check(left == 0, "%d workers of the killed VMM still there", left);
-	printf("ok - kill: VMM killed mid-I/O, its workers gone\n");
+	ok("ok - kill: VMM killed mid-I/O, its workers gone\n");
 }
 
 /* ---- main ---- */
@@ -979,6 +1005,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	t_start = now_s();
 	if (access("/dev/vhost-blk", F_OK)) {
 		printf("SKIP: no /dev/vhost-blk (insmod vhost_blk.ko)\n");
 		return 77;

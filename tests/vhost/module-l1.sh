@@ -43,12 +43,14 @@ now()
 	cut -d' ' -f1 /proc/uptime
 }
 
+# wait_dev PATH: up to 5 s for PATH to appear (its own counter: the
+# cycle loop below counts in $i).
 wait_dev()
 {
-	i=0
-	while [ ! -e "$1" ] && [ $i -lt 50 ]; do
+	w=0
+	while [ ! -e "$1" ] && [ $w -lt 50 ]; do
 		sleep 0.1
-		i=$((i + 1))
+		w=$((w + 1))
 	done
 	[ -e "$1" ]
 }

@@ -73,8 +73,13 @@ echo "module-test: nested run took $(echo "$t1 - $t0" | bc) s" \
 case $status in
 0) ;;
 77) echo "module-test: SKIP: the nested harness cannot run here"; exit 77 ;;
-255) echo "module-test: FAIL: L1 died or stopped answering (harness" \
-	"status 255; a module bug takes L1 down)"; exit 1 ;;
+255) if grep -q 'hung in L1' "$err"; then
+		echo "module-test: FAIL: module-l1.sh hung in L1 (L1 watchdog)"
+	else
+		echo "module-test: FAIL: L1 died or stopped answering" \
+			"(harness status 255; a module bug takes L1 down)"
+	fi
+	exit 1 ;;
 *) echo "module-test: FAIL: module-l1.sh exited $status"; exit 1 ;;
 esac
 grep -q '^MODULE-TEST: PASS$' "$out" ||

@@ -5,6 +5,7 @@
 # The last line is the guest kernel's build (firmware/kernel/build.sh):
 # the source, Kconfig's flex/bison, bc for timeconst.h, libelf for objtool,
 # xz for the tarball, perl for its scripts; lz4 above compresses the image.
+# linux-source-6.1 also gives the vhost-blk module its vhost.h.
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
@@ -14,6 +15,17 @@ packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-de
 	linux-source-6.1 flex bison bc libelf-dev xz-utils perl)
 
 [ "${MICROVM_SKIP_DEPS:-0}" = 1 ] && exit 0
+# The vhost-blk module (kernel/vhost-blk) is built for the nested
+# harness's L1 kernel, the one tests/e2e/prepare.sh downloads.
+hkver=$("$(dirname "$0")/../kernel/vhost-blk/harness-kernel.sh" \
+	"$(dirname "$0")/../build/e2e-artifacts")
+if [ -n "$hkver" ]; then
+	packages+=("linux-headers-$hkver")
+else
+	echo "install-deps: apt-cache knows no linux-image-cloud-amd64 yet;" \
+	     "run apt-get update, then this again, for the vhost-blk" \
+	     "module's kernel headers" >&2
+fi
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

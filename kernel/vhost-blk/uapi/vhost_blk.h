@@ -16,6 +16,12 @@
  * Stop (device reset, VMM exit): VHOST_BLK_SET_BACKEND with fd == -1
  * returns once every request in flight has completed and been pushed;
  * then VHOST_GET_VRING_BASE per queue gives the ring state back.
+ *
+ * Limits (EINVAL beyond them): 1 .. 64 queues, rings of at most 1024
+ * entries, num_workers <= num_queues, capacity within the file's size,
+ * the fd a regular file or a block device. Queue i is served by worker
+ * i % num_workers (threads "vblk-<owner pid>.<n>"). Details:
+ * kernel/vhost-blk/README.md.
  */
 #ifndef VHOST_BLK_UAPI_H
 #define VHOST_BLK_UAPI_H

@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost-blk: microvm's in-kernel virtio-blk backend, on the vhost core
+ * (drivers/vhost, vhost.ko). The VMM keeps device status, features and
+ * config space; this module only serves the rings. User ABI:
+ * uapi/vhost_blk.h.
+ *
+ * Threads. The vhost core runs one worker per device; it only dispatches
+ * here: a kick sets the queue's bit and wakes the kernel worker that owns
+ * the queue. Each worker (one per queue, or per group of queues when the
+ * VMM asks for fewer) adopts the owner's mm, pops chains, submits them as
+ * async kiocbs and pushes completions, so queues proceed in parallel.
+ *
+ * Requests. IN/OUT go to the backing file's read_iter/write_iter with the
+ * file's own open flags (the VMM opens it O_DIRECT), asynchronously: the
+ * iov_iter is consumed at submission, ki_complete (any context, irq
+ * included) only queues the request on a lock-free list for the worker,
+ * which writes the status byte and fills the used ring. A queue has at
+ * most vq->num requests in flight (a pool allocated at start, sized by the
+ * VMM's ring size, never by the guest). Validation and status codes follow
+ * microvm's userspace device (src/virtio/blk_req.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blkdev.h>
+#include <linux/cgroup.h>
+#include <linux/falloc.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/llist.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/virtio_blk.h>
+#include <linux/wait.h>
+
+#include "vhost.h"
+#include "uapi/vhost_blk.h"
+
+#define VHOST_BLK_MAX_QUEUES 64   /* microvm's VIRTIO_MAX_QUEUES */
+#define VHOST_BLK_MAX_RING 1024   /* the largest ring a queue may serve */
+#define VHOST_BLK_DWZ_MAX_SECTORS (1u << 22) /* microvm's config space */
+#define VHOST_BLK_HDR_BYTES 16
+#define VHOST_BLK_DWZ_BYTES 16
+#define VHOST_BLK_FLAGS (VHOST_BLK_F_READONLY | VHOST_BLK_F_NO_FLUSH)
+
+/*
+ * What the rings support (the vhost core's features less dirty logging,
+ * which this module does not do) and the virtio-blk features whose
+ * requests it serves or which only concern the VMM's config space.
+ */
+#define VHOST_BLK_FEATURES                                              \
+	((VHOST_FEATURES & ~(1ULL << VHOST_F_LOG_ALL)) |                \
+	 BIT_ULL(VIRTIO_BLK_F_SIZE_MAX) | BIT_ULL(VIRTIO_BLK_F_SEG_MAX) | \
+	 BIT_ULL(VIRTIO_BLK_F_GEOMETRY) | BIT_ULL(VIRTIO_BLK_F_RO) |     \
+	 BIT_ULL(VIRTIO_BLK_F_BLK_SIZE) | BIT_ULL(VIRTIO_BLK_F_FLUSH) |  \
+	 BIT_ULL(VIRTIO_BLK_F_TOPOLOGY) | BIT_ULL(VIRTIO_BLK_F_CONFIG_WCE) | \
+	 BIT_ULL(VIRTIO_BLK_F_MQ) | BIT_ULL(VIRTIO_BLK_F_DISCARD) |      \
+	 BIT_ULL(VIRTIO_BLK_F_WRITE_ZEROES))
+
+struct vhost_blk;
+struct vhost_blk_queue;
+
+struct vhost_blk_req {
+	struct kiocb iocb;
+	struct vhost_blk_queue *q;
+	struct llist_node node;
+	u8 __user *status;  /* last writable byte of the chain, or NULL */
+	size_t len;         /* IN/OUT: bytes the kiocb must move */
+	long ret;           /* IN/OUT: the kiocb's result */
+	u32 written;        /* used.len: bytes written into the chain */
+	u16 head;
+	u8 result;          /* VIRTIO_BLK_S_* when not an IN/OUT */
+	bool rw;            /* result comes from ret */
+	bool write_started; /* kiocb_start_write() to undo */
+};
+
+struct vhost_blk_worker {
+	struct task_struct *task;
+	wait_queue_head_t wait;
+	struct vhost_blk *blk;
+	unsigned int first; /* serves queues first, first + nw, ... */
+};
+
+struct vhost_blk_queue {
+	struct vhost_virtqueue vq;
+	struct vhost_blk *blk;
+	/* Set while serving; kick_w is cleared first at stop. */
+	struct vhost_blk_worker *w;
+	struct vhost_blk_worker *kick_w;
+	unsigned long kicked; /* bit 0: look at the avail ring */
+	struct llist_head done;
+	/* Worker-only state below. */
+	struct vhost_blk_req *reqs;
+	u16 *free;
+	unsigned int nr_free, num;
+	bool starved; /* stopped popping with no request free */
+	struct vring_used_elem *heads;
+};
+
+struct vhost_blk {
+	struct vhost_dev dev;
+	struct vhost_virtqueue *vqs[VHOST_BLK_MAX_QUEUES];
+	struct vhost_blk_queue q[VHOST_BLK_MAX_QUEUES];
+	/* Under dev.mutex. */
+	struct file *file;
+	bool serving;
+	bool readonly, no_flush;
+	u64 capacity;
+	u8 serial[VIRTIO_BLK_ID_BYTES];
+	unsigned int nq, nw;
+	struct vhost_blk_worker *workers;
+};
+
+/* ---- completion ---- */
+
+/* Any context (a bio's end_io included): hand the request to its worker. */
+static void vhost_blk_queue_done(struct vhost_blk_req *r)
+{
+	struct vhost_blk_queue *q = r->q;
+
+	llist_add(&r->node, &q->done);
+	wake_up(&q->w->wait);
+}
+
+static void vhost_blk_ki_complete(struct kiocb *iocb, long ret)
+{
+	struct vhost_blk_req *r = container_of(iocb, struct vhost_blk_req, iocb);
+
+	r->ret = ret;
+	vhost_blk_queue_done(r);
+}
+
+static void vhost_blk_finish(struct vhost_blk_req *r, u8 status)
+{
+	r->rw = false;
+	r->result = status;
+	vhost_blk_queue_done(r);
+}
+
+/* Worker: status bytes, used ring, signal; returns whether it did any. */
+static bool vhost_blk_reap(struct vhost_blk_queue *q)
+{
+	struct vhost_virtqueue *vq = &q->vq;
+	struct llist_node *list = llist_del_all(&q->done);
+	struct vhost_blk_req *r, *t;
+	unsigned int n = 0;
+
+	if (!list)
+		return false;
+	mutex_lock(&vq->mutex);
+	llist_for_each_entry_safe(r, t, list, node) {
+		u8 status = r->result;
+
+		if (r->rw) {
+			if (r->write_started)
+				kiocb_end_write(&r->iocb);
+			/* A short transfer is an error: capacity was
+			 * checked against the file's size at start. */
+			status = r->ret >= 0 && (size_t)r->ret == r->len ?
+				 VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR;
+		}
+		if (r->status && put_user(status, r->status))
+			vq_err(vq, "vhost-blk: status byte not writable\n");
+		q->heads[n].id = cpu_to_vhost32(vq, r->head);
+		q->heads[n].len = cpu_to_vhost32(vq, r->written);
+		n++;
+		q->free[q->nr_free++] = r - q->reqs;
+	}
+	vhost_add_used_and_signal_n(&q->blk->dev, vq, q->heads, n);
+	if (q->starved) {
+		q->starved = false;
+		set_bit(0, &q->kicked);
+	}
+	mutex_unlock(&vq->mutex);
+	return true;
+}
+
+/* ---- requests ---- */
+
+static bool vhost_blk_in_range(u64 sector, u64 nsect, u64 capacity)
+{
+	return sector <= capacity && nsect <= capacity - sector;
+}
+
+static void vhost_blk_rw(struct vhost_blk_queue *q, struct vhost_blk_req *r,
+			 struct iov_iter *it, u64 sector, bool write)
+{
+	struct file *file = q->blk->file;
+	ssize_t ret;
+
+	r->len = iov_iter_count(it);
+	if (!r->len) {
+		vhost_blk_finish(r, VIRTIO_BLK_S_OK);
+		return;
+	}
+	/* The file's own flags: IOCB_DIRECT when the VMM opened it so. */
+	init_sync_kiocb(&r->iocb, file);
+	r->iocb.ki_pos = sector << SECTOR_SHIFT;
+	r->iocb.ki_complete = vhost_blk_ki_complete;
+	r->rw = true;
+	r->write_started = false;
+	if (write) {
+		r->iocb.ki_flags |= IOCB_WRITE;
+		if (S_ISREG(file_inode(file)->i_mode)) {
+			kiocb_start_write(&r->iocb);
+			r->write_started = true;
+		}
+		ret = call_write_iter(file, &r->iocb, it);
+	} else {
+		ret = call_read_iter(file, &r->iocb, it);
+	}
+	/* Anything but "queued" (a buffered or failed call) is final. */
+	if (ret != -EIOCBQUEUED)
+		vhost_blk_ki_complete(&r->iocb, ret);
+}
+
+static void vhost_blk_fill(struct vhost_blk_queue *q, struct vhost_blk_req *r,
+			   bool discard, u64 sector, u64 nsect)
+{
+	struct file *file = q->blk->file;
+	loff_t off = sector << SECTOR_SHIFT, len = nsect << SECTOR_SHIFT;
+	int mode = FALLOC_FL_KEEP_SIZE;
+	int ret;
+
+	if (!nsect) {
+		vhost_blk_finish(r, VIRTIO_BLK_S_OK);
+		return;
+	}
+	if (discard && S_ISBLK(file_inode(file)->i_mode)) {
+		/*
+		 * A discard, as BLKDISCARD does it (vfs_fallocate() has no
+		 * mode for one: punch-hole is a zero-out there): drop the
+		 * range's page cache, then discard.
+		 */
+		struct address_space *mapping = file->f_mapping;
+
+		filemap_invalidate_lock(mapping);
+		truncate_inode_pages_range(mapping, off, off + len - 1);
+		ret = blkdev_issue_discard(I_BDEV(mapping->host), sector, nsect,
+					   GFP_KERNEL);
+		filemap_invalidate_unlock(mapping);
+	} else if (discard) {
+		ret = vfs_fallocate(file, mode | FALLOC_FL_PUNCH_HOLE, off, len);
+	} else {
+		ret = vfs_fallocate(file, mode | FALLOC_FL_ZERO_RANGE, off, len);
+		/* A punched hole reads back as zeroes too. */
+		if (ret == -EOPNOTSUPP)
+			ret = vfs_fallocate(file, mode | FALLOC_FL_PUNCH_HOLE,
+					    off, len);
+	}
+	vhost_blk_finish(r, !ret ? VIRTIO_BLK_S_OK :
+			    ret == -EOPNOTSUPP ? VIRTIO_BLK_S_UNSUPP :
+						 VIRTIO_BLK_S_IOERR);
+}
+
+/* DISCARD and WRITE_ZEROES: one {le64 sector, le32 num, le32 flags}. */
+static void vhost_blk_dwz(struct vhost_blk_queue *q, struct vhost_blk_req *r,
+			  struct iov_iter *out_it, size_t out_len,
+			  size_t in_len, bool discard)
+{
+	struct virtio_blk_discard_write_zeroes seg;
+	size_t len = out_len - VHOST_BLK_HDR_BYTES;
+	u32 flags, allowed;
+	u64 sector, nsect;
+
+	if (!vhost_has_feature(&q->vq, discard ? VIRTIO_BLK_F_DISCARD :
+					      VIRTIO_BLK_F_WRITE_ZEROES))
+		return vhost_blk_finish(r, VIRTIO_BLK_S_UNSUPP);
+	if (in_len > 1)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	if (!len || len % VHOST_BLK_DWZ_BYTES)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	/* max_discard_seg = max_write_zeroes_seg = 1 in config space. */
+	if (len > VHOST_BLK_DWZ_BYTES)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_UNSUPP);
+	if (copy_from_iter(&seg, sizeof(seg), out_it) != sizeof(seg))
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	sector = le64_to_cpu(seg.sector);
+	nsect = le32_to_cpu(seg.num_sectors);
+	flags = le32_to_cpu(seg.flags);
+	/* Unknown flags, and UNMAP on DISCARD, are UNSUPP (§5.2.6.2). */
+	allowed = discard ? 0 : VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
+	if (flags & ~allowed)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_UNSUPP);
+	if (nsect > VHOST_BLK_DWZ_MAX_SECTORS || q->blk->readonly ||
+	    !vhost_blk_in_range(sector, nsect, q->blk->capacity))
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	vhost_blk_fill(q, r, discard, sector, nsect);
+}
+
+/*
+ * Start the chain @head: @out readable then @in writable iovecs in
+ * vq->iov, as vhost_get_vq_desc() left them (it has bounded the chain by
+ * the ring size and each buffer by the memory table). No assumption about
+ * how header, data and status split across them.
+ */
+static void vhost_blk_start(struct vhost_blk_queue *q, unsigned int head,
+			    unsigned int out, unsigned int in)
+{
+	struct vhost_blk *b = q->blk;
+	struct iovec *iov = q->vq.iov;
+	size_t out_len = iov_length(iov, out);
+	size_t in_len = iov_length(iov + out, in);
+	struct virtio_blk_outhdr hdr;
+	struct vhost_blk_req *r;
+	struct iov_iter out_it, in_it;
+	u64 sector, nsect;
+	unsigned int last;
+	size_t len;
+	u32 type;
+
+	r = &q->reqs[q->free[--q->nr_free]];
+	r->head = head;
+	r->written = 0;
+	r->status = NULL;
+	r->rw = false;
+
+	/* Status: the last writable byte (§5.2.6). Without one, the chain
+	 * is returned with nothing written. */
+	if (!in_len)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	for (last = out + in - 1; !iov[last].iov_len; last--)
+		;
+	r->status = (u8 __user *)iov[last].iov_base + iov[last].iov_len - 1;
+	r->written = 1;
+	if (out_len < VHOST_BLK_HDR_BYTES)
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	iov_iter_init(&out_it, ITER_SOURCE, iov, out, out_len);
+	if (copy_from_iter(&hdr, sizeof(hdr), &out_it) != sizeof(hdr))
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	type = vhost32_to_cpu(&q->vq, hdr.type);
+	sector = vhost64_to_cpu(&q->vq, hdr.sector);
+	iov_iter_init(&in_it, ITER_DEST, iov + out, in, in_len);
+	len = in_len - 1; /* the status byte is not data */
+	iov_iter_truncate(&in_it, len);
+
+	switch (type) {
+	case VIRTIO_BLK_T_IN:
+		if (out_len > VHOST_BLK_HDR_BYTES || len % SECTOR_SIZE ||
+		    len > MAX_RW_COUNT)
+			return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+		nsect = len >> SECTOR_SHIFT;
+		if (!vhost_blk_in_range(sector, nsect, b->capacity))
+			return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+		r->written = len + 1;
+		return vhost_blk_rw(q, r, &in_it, sector, false);
+	case VIRTIO_BLK_T_OUT:
+		len = out_len - VHOST_BLK_HDR_BYTES;
+		if (in_len > 1 || len % SECTOR_SIZE || len > MAX_RW_COUNT ||
+		    b->readonly)
+			return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+		nsect = len >> SECTOR_SHIFT;
+		if (!vhost_blk_in_range(sector, nsect, b->capacity))
+			return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+		return vhost_blk_rw(q, r, &out_it, sector, true);
+	case VIRTIO_BLK_T_FLUSH:
+		if (b->no_flush)
+			return vhost_blk_finish(r, VIRTIO_BLK_S_OK);
+		return vhost_blk_finish(r, vfs_fsync(b->file, 1) ?
+				VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK);
+	case VIRTIO_BLK_T_GET_ID:
+		len = min_t(size_t, len, VIRTIO_BLK_ID_BYTES);
+		if (copy_to_iter(b->serial, len, &in_it) != len)
+			return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+		r->written = len + 1;
+		return vhost_blk_finish(r, VIRTIO_BLK_S_OK);
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		return vhost_blk_dwz(q, r, &out_it, out_len, in_len,
+				     type == VIRTIO_BLK_T_DISCARD);
+	default:
+		return vhost_blk_finish(r, VIRTIO_BLK_S_UNSUPP);
+	}
+}
+
+/* Worker: pop and start chains while a request is free. */
+static void vhost_blk_submit(struct vhost_blk_queue *q)
+{
+	struct vhost_virtqueue *vq = &q->vq;
+	struct vhost_dev *dev = &q->blk->dev;
+	unsigned int out, in;
+	int head;
+
+	mutex_lock(&vq->mutex);
+	vhost_disable_notify(dev, vq);
+	for (;;) {
+		if (!q->nr_free) {
+			/* vhost_blk_reap() kicks again. */
+			q->starved = true;
+			break;
+		}
+		head = vhost_get_vq_desc(vq, vq->iov, ARRAY_SIZE(vq->iov),
+					 &out, &in, NULL, NULL);
+		/* A bad chain (loop, buffer outside the memory table, too
+		 * long): the ring stays stopped at it, as in vhost-net. */
+		if (unlikely(head < 0))
+			break;
+		if (head == vq->num) {
+			if (unlikely(vhost_enable_notify(dev, vq))) {
+				vhost_disable_notify(dev, vq);
+				continue;
+			}
+			break;
+		}
+		vhost_blk_start(q, head, out, in);
+		cond_resched();
+	}
+	mutex_unlock(&vq->mutex);
+}
+
+/* ---- workers ---- */
+
+#define for_each_worker_queue(b, w, q, i)                            \
+	for ((i) = (w)->first; (i) < (b)->nq && ((q) = &(b)->q[i], 1); \
+	     (i) += (b)->nw)
+
+static bool vhost_blk_worker_ready(struct vhost_blk_worker *w, bool stop)
+{
+	struct vhost_blk *b = w->blk;
+	struct vhost_blk_queue *q;
+	unsigned int i;
+
+	if (kthread_should_stop() != stop)
+		return true;
+	for_each_worker_queue(b, w, q, i) {
+		if (!llist_empty(&q->done))
+			return true;
+		if (!stop && test_bit(0, &q->kicked))
+			return true;
+	}
+	return false;
+}
+
+static bool vhost_blk_worker_idle(struct vhost_blk_worker *w)
+{
+	struct vhost_blk *b = w->blk;
+	struct vhost_blk_queue *q;
+	unsigned int i;
+
+	for_each_worker_queue(b, w, q, i)
+		if (q->nr_free != q->num || !llist_empty(&q->done))
+			return false;
+	return true;
+}
+
+/*
+ * Until kthread_stop(): serve the queues. After it: pop nothing more,
+ * push every request still in flight, then return.
+ */
+static int vhost_blk_worker_fn(void *data)
+{
+	struct vhost_blk_worker *w = data;
+	struct vhost_blk *b = w->blk;
+	struct vhost_blk_queue *q;
+	unsigned int i;
+
+	kthread_use_mm(b->dev.mm);
+	for (;;) {
+		bool stop = kthread_should_stop();
+
+		for_each_worker_queue(b, w, q, i) {
+			vhost_blk_reap(q);
+			if (!stop && test_and_clear_bit(0, &q->kicked))
+				vhost_blk_submit(q);
+		}
+		if (stop && vhost_blk_worker_idle(w))
+			break;
+		wait_event_interruptible(w->wait,
+					 vhost_blk_worker_ready(w, stop));
+	}
+	kthread_unuse_mm(b->dev.mm);
+	return 0;
+}
+
+/* vhost core's worker, on a kick: dispatch only. */
+static void vhost_blk_handle_kick(struct vhost_work *work)
+{
+	struct vhost_virtqueue *vq = container_of(work, struct vhost_virtqueue,
+						  poll.work);
+	struct vhost_blk_queue *q = container_of(vq, struct vhost_blk_queue, vq);
+	struct vhost_blk_worker *w = READ_ONCE(q->kick_w);
+
+	if (!w)
+		return;
+	set_bit(0, &q->kicked);
+	wake_up(&w->wait);
+}
+
+/* ---- backend start/stop (dev.mutex held) ---- */
+
+static void vhost_blk_free_queue(struct vhost_blk_queue *q)
+{
+	kvfree(q->reqs);
+	kvfree(q->free);
+	kvfree(q->heads);
+	q->reqs = NULL;
+	q->free = NULL;
+	q->heads = NULL;
+	q->num = q->nr_free = 0;
+}
+
+static void vhost_blk_stop(struct vhost_blk *b)
+{
+	unsigned int i;
+
+	if (!b->serving)
+		return;
+	for (i = 0; i < b->nq; i++)
+		WRITE_ONCE(b->q[i].kick_w, NULL);
+	/* No dispatch in progress may still see a worker. */
+	vhost_dev_flush(&b->dev);
+	/* Each worker pushes what it has in flight before it returns. */
+	for (i = 0; i < b->nw; i++)
+		kthread_stop(b->workers[i].task);
+	for (i = 0; i < b->nq; i++) {
+		struct vhost_blk_queue *q = &b->q[i];
+
+		mutex_lock(&q->vq.mutex);
+		vhost_vq_set_backend(&q->vq, NULL);
+		mutex_unlock(&q->vq.mutex);
+		q->w = NULL;
+		q->kicked = 0;
+		q->starved = false;
+		vhost_blk_free_queue(q);
+	}
+	kfree(b->workers);
+	b->workers = NULL;
+	fput(b->file);
+	b->file = NULL;
+	b->nq = b->nw = 0;
+	b->serving = false;
+}
+
+static int vhost_blk_alloc_queue(struct vhost_blk_queue *q, unsigned int num)
+{
+	unsigned int i;
+
+	q->reqs = kvcalloc(num, sizeof(*q->reqs), GFP_KERNEL);
+	q->free = kvcalloc(num, sizeof(*q->free), GFP_KERNEL);
+	q->heads = kvcalloc(num, sizeof(*q->heads), GFP_KERNEL);
+	if (!q->reqs || !q->free || !q->heads) {
+		vhost_blk_free_queue(q);
+		return -ENOMEM;
+	}
+	for (i = 0; i < num; i++) {
+		q->reqs[i].q = q;
+		q->free[i] = num - 1 - i;
+	}
+	q->num = q->nr_free = num;
+	return 0;
+}
+
+static int vhost_blk_check_file(struct file *file, bool readonly, u64 cap)
+{
+	struct inode *inode = file_inode(file);
+	loff_t size;
+
+	if (!S_ISREG(inode->i_mode) && !S_ISBLK(inode->i_mode))
+		return -EINVAL;
+	if (!(file->f_mode & FMODE_READ) || !file->f_op->read_iter)
+		return -EBADF;
+	if (!readonly && (!(file->f_mode & FMODE_WRITE) ||
+			  !file->f_op->write_iter))
+		return -EBADF;
+	size = i_size_read(file->f_mapping->host);
+	if (cap > (u64)size >> SECTOR_SHIFT)
+		return -EINVAL;
+	return 0;
+}
+
+static long vhost_blk_start_backend(struct vhost_blk *b,
+				    const struct vhost_blk_backend *be)
+{
+	unsigned int nq = be->num_queues, nw = be->num_workers, i;
+	struct file *file;
+	long r;
+
+	if (b->serving)
+		return -EBUSY;
+	if (!nq || nq > VHOST_BLK_MAX_QUEUES || nw > nq)
+		return -EINVAL;
+	if (!nw)
+		nw = nq;
+	file = fget(be->fd);
+	if (!file)
+		return -EBADF;
+	r = vhost_blk_check_file(file, be->flags & VHOST_BLK_F_READONLY,
+				 be->capacity);
+	if (r)
+		goto err_file;
+	b->workers = kcalloc(nw, sizeof(*b->workers), GFP_KERNEL);
+	if (!b->workers) {
+		r = -ENOMEM;
+		goto err_file;
+	}
+	for (i = 0; i < nq; i++) {
+		struct vhost_blk_queue *q = &b->q[i];
+
+		mutex_lock(&q->vq.mutex);
+		if (!vhost_vq_is_setup(&q->vq) ||
+		    q->vq.num > VHOST_BLK_MAX_RING) {
+			mutex_unlock(&q->vq.mutex);
+			r = -EINVAL;
+			goto err_queues;
+		}
+		r = vhost_blk_alloc_queue(q, q->vq.num);
+		if (!r) {
+			vhost_vq_set_backend(&q->vq, q);
+			r = vhost_vq_init_access(&q->vq);
+			if (r)
+				vhost_vq_set_backend(&q->vq, NULL);
+		}
+		mutex_unlock(&q->vq.mutex);
+		if (r) {
+			vhost_blk_free_queue(q);
+			goto err_queues;
+		}
+	}
+	b->file = file;
+	b->readonly = be->flags & VHOST_BLK_F_READONLY;
+	b->no_flush = be->flags & VHOST_BLK_F_NO_FLUSH;
+	b->capacity = be->capacity;
+	memcpy(b->serial, be->serial, sizeof(b->serial));
+	b->nq = nq;
+	b->nw = nw;
+	for (i = 0; i < nw; i++) {
+		struct vhost_blk_worker *w = &b->workers[i];
+		struct task_struct *t;
+
+		w->blk = b;
+		w->first = i;
+		init_waitqueue_head(&w->wait);
+		t = kthread_create(vhost_blk_worker_fn, w, "vblk-%d.%u",
+				   current->pid, i);
+		if (IS_ERR(t)) {
+			r = PTR_ERR(t);
+			goto err_workers;
+		}
+		w->task = t;
+		/* The VMM's cgroups account for its I/O, as with vhost. */
+		r = cgroup_attach_task_all(current, t);
+		if (r) {
+			kthread_stop(t);
+			goto err_workers;
+		}
+	}
+	for (i = 0; i < nq; i++) {
+		struct vhost_blk_queue *q = &b->q[i];
+
+		q->w = &b->workers[i % nw];
+		/* Buffers made available before the start count too. */
+		set_bit(0, &q->kicked);
+		WRITE_ONCE(q->kick_w, q->w);
+	}
+	b->serving = true;
+	for (i = 0; i < nw; i++)
+		wake_up_process(b->workers[i].task);
+	return 0;
+
+err_workers:
+	/* Never woken: kthread_stop() makes them return at once. */
+	while (i--)
+		kthread_stop(b->workers[i].task);
+	i = nq;
+	b->file = NULL;
+	b->nq = b->nw = 0;
+err_queues:
+	while (i--) {
+		struct vhost_blk_queue *q = &b->q[i];
+
+		mutex_lock(&q->vq.mutex);
+		vhost_vq_set_backend(&q->vq, NULL);
+		mutex_unlock(&q->vq.mutex);
+		vhost_blk_free_queue(q);
+	}
+	kfree(b->workers);
+	b->workers = NULL;
+err_file:
+	fput(file);
+	return r;
+}
+
+static long vhost_blk_set_backend(struct vhost_blk *b,
+				  const struct vhost_blk_backend *be)
+{
+	long r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(be->reserved); i++)
+		if (be->reserved[i])
+			return -EINVAL;
+	if (be->flags & ~VHOST_BLK_FLAGS)
+		return -EINVAL;
+	mutex_lock(&b->dev.mutex);
+	r = vhost_dev_check_owner(&b->dev);
+	if (!r) {
+		if (be->fd == -1)
+			vhost_blk_stop(b);
+		else if (be->fd < 0)
+			r = -EBADF;
+		else
+			r = vhost_blk_start_backend(b, be);
+	}
+	mutex_unlock(&b->dev.mutex);
+	return r;
+}
+
+static long vhost_blk_set_features(struct vhost_blk *b, u64 features)
+{
+	int i;
+
+	if (features & ~VHOST_BLK_FEATURES)
+		return -EOPNOTSUPP;
+	mutex_lock(&b->dev.mutex);
+	if (b->serving) {
+		mutex_unlock(&b->dev.mutex);
+		return -EBUSY;
+	}
+	for (i = 0; i < VHOST_BLK_MAX_QUEUES; i++) {
+		struct vhost_virtqueue *vq = b->vqs[i];
+
+		mutex_lock(&vq->mutex);
+		vq->acked_features = features;
+		mutex_unlock(&vq->mutex);
+	}
+	mutex_unlock(&b->dev.mutex);
+	return 0;
+}
+
+static long vhost_blk_reset_owner(struct vhost_blk *b)
+{
+	struct vhost_iotlb *umem;
+	long r;
+
+	mutex_lock(&b->dev.mutex);
+	r = vhost_dev_check_owner(&b->dev);
+	if (r)
+		goto out;
+	umem = vhost_dev_reset_owner_prepare();
+	if (!umem) {
+		r = -ENOMEM;
+		goto out;
+	}
+	vhost_blk_stop(b);
+	vhost_dev_stop(&b->dev);
+	vhost_dev_reset_owner(&b->dev, umem);
+out:
+	mutex_unlock(&b->dev.mutex);
+	return r;
+}
+
+/* ---- file operations ---- */
+
+static int vhost_blk_open(struct inode *inode, struct file *f)
+{
+	struct vhost_blk *b;
+	int i;
+
+	b = kvzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < VHOST_BLK_MAX_QUEUES; i++) {
+		struct vhost_blk_queue *q = &b->q[i];
+
+		q->blk = b;
+		init_llist_head(&q->done);
+		q->vq.handle_kick = vhost_blk_handle_kick;
+		b->vqs[i] = &q->vq;
+	}
+	/*
+	 * iov_limit sizes the core's per-ring log and heads arrays, unused
+	 * here (no dirty log; used entries come from q->heads); the weights
+	 * only matter to the core's own handlers.
+	 */
+	vhost_dev_init(&b->dev, b->vqs, VHOST_BLK_MAX_QUEUES, 1, 0, 0, true,
+		       NULL);
+	f->private_data = b;
+	return 0;
+}
+
+static int vhost_blk_release(struct inode *inode, struct file *f)
+{
+	struct vhost_blk *b = f->private_data;
+
+	mutex_lock(&b->dev.mutex);
+	vhost_blk_stop(b);
+	mutex_unlock(&b->dev.mutex);
+	vhost_dev_stop(&b->dev);
+	vhost_dev_cleanup(&b->dev);
+	kvfree(b);
+	return 0;
+}
+
+static long vhost_blk_ioctl(struct file *f, unsigned int ioctl,
+			    unsigned long arg)
+{
+	struct vhost_blk *b = f->private_data;
+	void __user *argp = (void __user *)arg;
+	struct vhost_blk_backend be;
+	u64 features;
+	long r;
+
+	switch (ioctl) {
+	case VHOST_BLK_GET_VERSION:
+		return put_user((u32)VHOST_BLK_API_VERSION, (u32 __user *)argp);
+	case VHOST_BLK_SET_BACKEND:
+		if (copy_from_user(&be, argp, sizeof(be)))
+			return -EFAULT;
+		return vhost_blk_set_backend(b, &be);
+	case VHOST_GET_FEATURES:
+		features = VHOST_BLK_FEATURES;
+		return copy_to_user(argp, &features, sizeof(features)) ?
+		       -EFAULT : 0;
+	case VHOST_SET_FEATURES:
+		if (copy_from_user(&features, argp, sizeof(features)))
+			return -EFAULT;
+		return vhost_blk_set_features(b, features);
+	case VHOST_RESET_OWNER:
+		return vhost_blk_reset_owner(b);
+	default:
+		mutex_lock(&b->dev.mutex);
+		r = vhost_dev_ioctl(&b->dev, ioctl, argp);
+		if (r == -ENOIOCTLCMD)
+			r = vhost_vring_ioctl(&b->dev, ioctl, argp);
+		mutex_unlock(&b->dev.mutex);
+		return r == -ENOIOCTLCMD ? -ENOTTY : r;
+	}
+}
+
+static const struct file_operations vhost_blk_fops = {
+	.owner = THIS_MODULE,
+	.open = vhost_blk_open,
+	.release = vhost_blk_release,
+	.unlocked_ioctl = vhost_blk_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice vhost_blk_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "vhost-blk",
+	.fops = &vhost_blk_fops,
+};
+
+module_misc_device(vhost_blk_misc);
+
+MODULE_LICENSE("GPL v2");
+MODULE_AUTHOR("microvm");
+MODULE_DESCRIPTION("vhost-blk: virtio-blk rings served in the host kernel");

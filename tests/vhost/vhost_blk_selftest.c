@@ -1,0 +1,1070 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Selftest of the vhost-blk kernel module (kernel/vhost-blk) without a
+ * VMM: this program is the VMM and the guest driver at once. A buffer of
+ * its own is "guest RAM" (one VHOST_SET_MEM_TABLE region at GPA_BASE), the
+ * split rings live in it, kicks are eventfd writes, completions are read
+ * from the call eventfds.
+ *
+ * Usage: vhost_blk_selftest [--dir DIR] [--blockdev DEV] [--kill]
+ *   --dir DIR       where the backing file goes (default: $TMPDIR or /tmp)
+ *   --blockdev DEV  also run the data tests on block device DEV (its
+ *                   first 8 MiB are overwritten)
+ *   --kill          also SIGKILL a child in the middle of its I/O
+ * Exit status: 0 all passed; 1 a check failed; 77 no /dev/vhost-blk.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/fs.h>
+#include <linux/vhost.h>
+#include <linux/virtio_blk.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+
+#include "uapi/vhost_blk.h"
+
+#define GPA_BASE 0x40000000ull
+#define RAM_BYTES (16u << 20)
+#define QSZ 128u
+#define MAXQ 8u
+#define SLOTS 16u           /* requests in flight per queue */
+#define SLOT_DESCS 8u       /* descriptors a request may use */
+#define RING_BYTES 0x4000u  /* desc, avail at +0x1000, used at +0x2000 */
+#define SLOT_AREA 0x100000u /* per-slot areas start here */
+#define SLOT_BYTES 0x12000u /* hdr +0, status +0x40, table +0x80, data +0x1000 */
+#define DATA_MAX 0x10000u
+#define DISK_BYTES (8u << 20)
+#define CAP (DISK_BYTES / 512)
+#define SERIAL "vhost-selftest-id"
+#define TIMEOUT_MS 5000
+
+#define F(bit) (1ull << (bit))
+
+static uint8_t *ram;
+static int failures;
+static const char *phase = "setup";
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok)
+		return;
+	failures++;
+	fprintf(stderr, "FAIL [%s]: ", phase);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static double t_start;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A progress line, with the seconds since the start. */
+static void ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("[%7.2f] ", now_s() - t_start);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vhost_blk_selftest: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t gpa(const void *p)
+{
+	return GPA_BASE + (uint64_t)((const uint8_t *)p - ram);
+}
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* ---- the simulated driver ---- */
+
+struct slot {
+	bool busy, done;
+	uint32_t used_len;
+};
+
+struct queue {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t avail_idx, last_used;
+	int kick, call;
+	struct slot slot[SLOTS];
+};
+
+struct dev {
+	int fd;
+	unsigned int nq;
+	uint64_t features;
+	struct queue q[MAXQ];
+};
+
+struct seg {
+	uint64_t gpa;
+	uint32_t len;
+	bool w;
+};
+
+static uint8_t *slot_area(unsigned int qi, unsigned int s)
+{
+	return ram + SLOT_AREA + (qi * SLOTS + s) * SLOT_BYTES;
+}
+
+static uint8_t *slot_hdr(unsigned int qi, unsigned int s)
+{
+	return slot_area(qi, s);
+}
+
+static uint8_t *slot_status(unsigned int qi, unsigned int s)
+{
+	return slot_area(qi, s) + 0x40;
+}
+
+static uint8_t *slot_data(unsigned int qi, unsigned int s)
+{
+	return slot_area(qi, s) + 0x1000;
+}
+
+static int dev_open(struct dev *d, unsigned int nq, uint64_t features)
+{
+	struct vhost_memory *mem;
+	uint64_t offered;
+	uint32_t version = 0;
+	unsigned int i;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = open("/dev/vhost-blk", O_RDWR | O_CLOEXEC);
+	if (d->fd < 0)
+		return -errno;
+	d->nq = nq;
+	if (ioctl(d->fd, VHOST_BLK_GET_VERSION, &version) ||
+	    version != VHOST_BLK_API_VERSION)
+		die("VHOST_BLK_GET_VERSION");
+	if (ioctl(d->fd, VHOST_SET_OWNER))
+		die("VHOST_SET_OWNER");
+	if (ioctl(d->fd, VHOST_GET_FEATURES, &offered))
+		die("VHOST_GET_FEATURES");
+	check((offered & features) == features,
+	      "features %#llx not all offered (%#llx)",
+	      (unsigned long long)features, (unsigned long long)offered);
+	d->features = features & offered;
+	if (ioctl(d->fd, VHOST_SET_FEATURES, &d->features))
+		die("VHOST_SET_FEATURES");
+	mem = calloc(1, sizeof(*mem) + sizeof(mem->regions[0]));
+	mem->nregions = 1;
+	mem->regions[0].guest_phys_addr = GPA_BASE;
+	mem->regions[0].memory_size = RAM_BYTES;
+	mem->regions[0].userspace_addr = (uintptr_t)ram;
+	if (ioctl(d->fd, VHOST_SET_MEM_TABLE, mem))
+		die("VHOST_SET_MEM_TABLE");
+	free(mem);
+	for (i = 0; i < nq; i++) {
+		struct queue *q = &d->q[i];
+		uint8_t *r = ram + i * RING_BYTES;
+		struct vhost_vring_state num = { i, QSZ }, base = { i, 0 };
+		struct vhost_vring_addr addr = {
+			.index = i,
+			.desc_user_addr = (uintptr_t)r,
+			.avail_user_addr = (uintptr_t)(r + 0x1000),
+			.used_user_addr = (uintptr_t)(r + 0x2000),
+		};
+		struct vhost_vring_file kick, call;
+
+		memset(r, 0, RING_BYTES);
+		q->desc = (void *)r;
+		q->avail = (void *)(r + 0x1000);
+		q->used = (void *)(r + 0x2000);
+		q->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		q->call = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (q->kick < 0 || q->call < 0)
+			die("eventfd");
+		kick = (struct vhost_vring_file){ i, q->kick };
+		call = (struct vhost_vring_file){ i, q->call };
+		if (ioctl(d->fd, VHOST_SET_VRING_NUM, &num) ||
+		    ioctl(d->fd, VHOST_SET_VRING_ADDR, &addr) ||
+		    ioctl(d->fd, VHOST_SET_VRING_BASE, &base) ||
+		    ioctl(d->fd, VHOST_SET_VRING_KICK, &kick) ||
+		    ioctl(d->fd, VHOST_SET_VRING_CALL, &call))
+			die("vring setup");
+	}
+	return 0;
+}
+
+static int dev_backend(struct dev *d, int fd, uint32_t flags,
+		       uint32_t workers)
+{
+	struct vhost_blk_backend be = {
+		.fd = fd,
+		.flags = flags,
+		.capacity = CAP,
+		.num_queues = d->nq,
+		.num_workers = workers,
+	};
+
+	memcpy(be.serial, SERIAL, strlen(SERIAL));
+	return ioctl(d->fd, VHOST_BLK_SET_BACKEND, &be) ? -errno : 0;
+}
+
+static void dev_close(struct dev *d)
+{
+	unsigned int i;
+
+	close(d->fd);
+	for (i = 0; i < d->nq; i++) {
+		close(d->q[i].kick);
+		close(d->q[i].call);
+	}
+}
+
+/* Write a chain of @n segments (direct, or one indirect table). */
+static uint16_t fill(struct dev *d, unsigned int qi, unsigned int s,
+		     const struct seg *segs, unsigned int n, bool indirect)
+{
+	struct queue *q = &d->q[qi];
+	uint16_t head = s * SLOT_DESCS;
+	struct vring_desc *tab = indirect ? (void *)(slot_area(qi, s) + 0x80) :
+					    &q->desc[head];
+	uint16_t base = indirect ? 0 : head;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		tab[i].addr = segs[i].gpa;
+		tab[i].len = segs[i].len;
+		tab[i].flags = (segs[i].w ? VRING_DESC_F_WRITE : 0) |
+			       (i + 1 < n ? VRING_DESC_F_NEXT : 0);
+		tab[i].next = base + i + 1;
+	}
+	if (indirect) {
+		q->desc[head].addr = gpa(tab);
+		q->desc[head].len = n * sizeof(*tab);
+		q->desc[head].flags = VRING_DESC_F_INDIRECT;
+		q->desc[head].next = 0;
+	}
+	return head;
+}
+
+/* Make the chain at @head available to the device, then kick. */
+static void publish(struct dev *d, unsigned int qi, uint16_t head)
+{
+	struct queue *q = &d->q[qi];
+	unsigned int s = head / SLOT_DESCS;
+	uint64_t one = 1;
+
+	q->slot[s].busy = true;
+	q->slot[s].done = false;
+	q->avail->ring[q->avail_idx % QSZ] = head;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	q->avail->idx = ++q->avail_idx;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (write(q->kick, &one, sizeof(one)) != sizeof(one))
+		die("kick");
+}
+
+static void post(struct dev *d, unsigned int qi, unsigned int s,
+		 const struct seg *segs, unsigned int n, bool indirect)
+{
+	publish(d, qi, fill(d, qi, s, segs, n, indirect));
+}
+
+/* Collect used entries; returns how many. */
+static unsigned int reap(struct dev *d, unsigned int qi)
+{
+	struct queue *q = &d->q[qi];
+	unsigned int n = 0;
+	uint64_t v;
+
+	if (read(q->call, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		die("call eventfd");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	while (q->last_used != *(volatile uint16_t *)&q->used->idx) {
+		struct vring_used_elem *e = &q->used->ring[q->last_used % QSZ];
+		unsigned int s = e->id / SLOT_DESCS;
+
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		check(e->id % SLOT_DESCS == 0 && s < SLOTS && q->slot[s].busy,
+		      "queue %u: used id %u not in flight", qi, e->id);
+		if (s < SLOTS) {
+			q->slot[s].busy = false;
+			q->slot[s].done = true;
+			q->slot[s].used_len = e->len;
+		}
+		q->last_used++;
+		n++;
+		/* EVENT_IDX: a signal for the next used entry, then look
+		 * again for one that came before the device saw it. */
+		q->avail->ring[QSZ] = q->last_used;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	return n;
+}
+
+/* Wait until slot @s of queue @qi is done; false on timeout. */
+static bool wait_slot(struct dev *d, unsigned int qi, unsigned int s, int ms)
+{
+	struct pollfd p = { .fd = d->q[qi].call, .events = POLLIN };
+
+	for (;;) {
+		reap(d, qi);
+		if (d->q[qi].slot[s].done)
+			return true;
+		if (poll(&p, 1, ms) <= 0)
+			return false;
+	}
+}
+
+/* Wait for every busy slot of every queue; false on timeout. */
+static bool wait_all(struct dev *d, int ms)
+{
+	unsigned int qi, s;
+
+	for (qi = 0; qi < d->nq; qi++)
+		for (s = 0; s < SLOTS; s++)
+			if (d->q[qi].slot[s].busy && !wait_slot(d, qi, s, ms))
+				return false;
+	return true;
+}
+
+static void put_hdr(uint8_t *h, uint32_t type, uint64_t sector)
+{
+	struct virtio_blk_outhdr o = { .type = type, .sector = sector };
+
+	memcpy(h, &o, sizeof(o));
+}
+
+/* The usual 3-descriptor request on slot @s; the data is slot_data(). */
+static void post_rw(struct dev *d, unsigned int qi, unsigned int s,
+		    uint32_t type, uint64_t sector, uint32_t len)
+{
+	struct seg segs[3];
+	unsigned int n = 0;
+
+	put_hdr(slot_hdr(qi, s), type, sector);
+	*slot_status(qi, s) = 0xff;
+	segs[n++] = (struct seg){ gpa(slot_hdr(qi, s)), 16, false };
+	if (len)
+		segs[n++] = (struct seg){ gpa(slot_data(qi, s)), len,
+					  type != VIRTIO_BLK_T_OUT };
+	segs[n++] = (struct seg){ gpa(slot_status(qi, s)), 1, true };
+	post(d, qi, s, segs, n, false);
+}
+
+/* One request, waited for; returns the status byte (-1: no completion). */
+static int sync_req(struct dev *d, unsigned int qi, const struct seg *segs,
+		    unsigned int n, bool indirect, uint32_t *used_len)
+{
+	post(d, qi, 0, segs, n, indirect);
+	if (!wait_slot(d, qi, 0, TIMEOUT_MS))
+		return -1;
+	if (used_len)
+		*used_len = d->q[qi].slot[0].used_len;
+	return *slot_status(qi, 0);
+}
+
+static int sync_rw(struct dev *d, unsigned int qi, uint32_t type,
+		   uint64_t sector, uint32_t len)
+{
+	post_rw(d, qi, 0, type, sector, len);
+	if (!wait_slot(d, qi, 0, TIMEOUT_MS))
+		return -1;
+	return *slot_status(qi, 0);
+}
+
+/* ---- data integrity ---- */
+
+static void fill_random(uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t v = rnd();
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+struct pending {
+	uint32_t type;
+	uint64_t sector;
+	uint32_t len;
+};
+
+/*
+ * Rounds of random reads and writes on every queue at once, SLOTS in
+ * flight per queue, each on its own stripe of the disk that round (the
+ * order of overlapping requests in flight is undefined); reads are checked
+ * against @model at once, then the whole disk is read back.
+ */
+static void t_integrity(struct dev *d, uint8_t *model, int rounds)
+{
+	unsigned int nstripes = d->nq * SLOTS;
+	uint64_t stripe = CAP / nstripes;
+	struct pending pend[MAXQ][SLOTS];
+	unsigned int *perm = calloc(nstripes, sizeof(*perm));
+	unsigned int i, qi, s, bad = 0, timeouts = 0;
+	int round;
+
+	for (round = 0; round < rounds; round++) {
+		for (i = 0; i < nstripes; i++)
+			perm[i] = i;
+		for (i = nstripes - 1; i > 0; i--) {
+			unsigned int j = rnd() % (i + 1), t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		for (qi = 0; qi < d->nq; qi++) {
+			for (s = 0; s < SLOTS; s++) {
+				struct pending *p = &pend[qi][s];
+				uint64_t maxn = stripe < DATA_MAX / 512 ?
+						stripe : DATA_MAX / 512;
+				uint64_t n = 1 + rnd() % maxn;
+
+				p->type = rnd() % 10 < 6 ? VIRTIO_BLK_T_OUT :
+							   VIRTIO_BLK_T_IN;
+				p->sector = perm[qi * SLOTS + s] * stripe +
+					    rnd() % (stripe - n + 1);
+				p->len = n * 512;
+				if (p->type == VIRTIO_BLK_T_OUT)
+					fill_random(slot_data(qi, s), p->len);
+				else
+					memset(slot_data(qi, s), 0xa5, p->len);
+				post_rw(d, qi, s, p->type, p->sector, p->len);
+			}
+		}
+		for (qi = 0; qi < d->nq; qi++) {
+			for (s = 0; s < SLOTS; s++) {
+				struct pending *p = &pend[qi][s];
+				uint8_t *m = model + p->sector * 512;
+
+				if (!wait_slot(d, qi, s, TIMEOUT_MS)) {
+					timeouts++;
+					continue;
+				}
+				if (*slot_status(qi, s) != VIRTIO_BLK_S_OK) {
+					bad++;
+					continue;
+				}
+				if (p->type == VIRTIO_BLK_T_OUT) {
+					memcpy(m, slot_data(qi, s), p->len);
+				} else {
+					bad += !!memcmp(m, slot_data(qi, s),
+							p->len);
+					check(d->q[qi].slot[s].used_len ==
+					      p->len + 1, "read used.len %u",
+					      d->q[qi].slot[s].used_len);
+				}
+			}
+		}
+		if (timeouts)
+			break;
+	}
+	check(!timeouts, "%u requests never completed", timeouts);
+	check(!bad, "%u requests failed or read wrong data", bad);
+	/* Read the whole disk back on queue 0. */
+	bad = 0;
+	for (i = 0; i < CAP; i += DATA_MAX / 512) {
+		if (sync_rw(d, 0, VIRTIO_BLK_T_IN, i, DATA_MAX) !=
+		    VIRTIO_BLK_S_OK ||
+		    memcmp(slot_data(0, 0), model + (uint64_t)i * 512,
+			   DATA_MAX))
+			bad++;
+	}
+	check(!bad, "read-back: %u chunks differ from the model", bad);
+	free(perm);
+}
+
+/* Count the kernel workers of @pid (comm "vblk-PID.N"). */
+static int count_workers(pid_t pid)
+{
+	char want[32], path[300], comm[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return -1;
+	snprintf(want, sizeof(want), "vblk-%d.", (int)pid);
+	while ((de = readdir(dir))) {
+		FILE *f;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, want, strlen(want)))
+			n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+#define BASE_FEATURES (F(VIRTIO_F_VERSION_1) | F(VIRTIO_BLK_F_FLUSH) | \
+		       F(VIRTIO_BLK_F_MQ) | F(VIRTIO_BLK_F_DISCARD) |     \
+		       F(VIRTIO_BLK_F_WRITE_ZEROES))
+
+/* Data tests on @fd (a file or block device), its current content @model. */
+static void t_data(int fd, uint8_t *model, bool direct, const char *what)
+{
+	static const struct {
+		unsigned int nq, workers;
+		uint64_t extra;
+	} cfg[] = {
+		{ 1, 0, 0 },
+		{ 4, 0, F(VIRTIO_RING_F_EVENT_IDX) },
+		{ 4, 2, F(VIRTIO_RING_F_INDIRECT_DESC) },
+	};
+	unsigned int c;
+	struct dev d;
+
+	for (c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+		int w;
+
+		phase = what;
+		if (dev_open(&d, cfg[c].nq, BASE_FEATURES | cfg[c].extra))
+			die("open /dev/vhost-blk");
+		check(!dev_backend(&d, fd, 0, cfg[c].workers),
+		      "SET_BACKEND %u queues", cfg[c].nq);
+		w = count_workers(getpid());
+		check(w == (int)(cfg[c].workers ? cfg[c].workers : cfg[c].nq),
+		      "%d kernel workers for %u queues, %u asked", w,
+		      cfg[c].nq, cfg[c].workers);
+		t_integrity(&d, model, 6);
+		check(!dev_backend(&d, -1, 0, 0), "stop");
+		/* kthread_stop() has returned; the tasks leave /proc when
+		 * they are reaped, a moment later. */
+		for (w = 0; w < 40 && count_workers(getpid()); w++)
+			usleep(50 * 1000);
+		check(count_workers(getpid()) == 0, "workers left after stop");
+		dev_close(&d);
+		ok("ok - %s: integrity, %u queue(s), %u worker(s)%s\n",
+		       what, cfg[c].nq, cfg[c].workers ? cfg[c].workers :
+		       cfg[c].nq, direct ? ", O_DIRECT" : "");
+	}
+}
+
+/* ---- request validation ---- */
+
+static void t_requests(int fd, uint8_t *model, bool direct)
+{
+	uint8_t *h = slot_hdr(0, 0), *st = slot_status(0, 0);
+	uint8_t *data = slot_data(0, 0);
+	struct seg segs[SLOT_DESCS];
+	uint32_t used = 0;
+	int r;
+	struct dev d;
+
+	phase = "requests";
+	if (dev_open(&d, 1, BASE_FEATURES | F(VIRTIO_RING_F_INDIRECT_DESC)))
+		die("open /dev/vhost-blk");
+	check(!dev_backend(&d, fd, 0, 0), "SET_BACKEND");
+
+	/* GET_ID, full and truncated. */
+	memset(data, 0xee, 64);
+	put_hdr(h, VIRTIO_BLK_T_GET_ID, 0);
+	segs[0] = (struct seg){ gpa(h), 16, false };
+	segs[1] = (struct seg){ gpa(data), 20, true };
+	segs[2] = (struct seg){ gpa(st), 1, true };
+	r = sync_req(&d, 0, segs, 3, false, &used);
+	check(r == VIRTIO_BLK_S_OK && !memcmp(data, SERIAL, strlen(SERIAL)) &&
+	      !data[strlen(SERIAL)] && used == 21,
+	      "GET_ID: status %d, used %u, '%.20s'", r, used, data);
+	memset(data, 0xee, 64);
+	segs[1].len = 8;
+	r = sync_req(&d, 0, segs, 3, false, &used);
+	check(r == VIRTIO_BLK_S_OK && !memcmp(data, SERIAL, 8) &&
+	      data[8] == 0xee && used == 9, "GET_ID short: %d, used %u", r,
+	      used);
+
+	/* FLUSH. */
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_FLUSH, 0, 0) == VIRTIO_BLK_S_OK,
+	      "FLUSH");
+
+	/* Range: last sector fine, past it and overflow not. */
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, CAP - 1, 512) == VIRTIO_BLK_S_OK,
+	      "read of the last sector");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, CAP - 1, 1024) ==
+	      VIRTIO_BLK_S_IOERR, "read across the end");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_OUT, CAP, 512) ==
+	      VIRTIO_BLK_S_IOERR, "write past the end");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, ~0ull, 512) ==
+	      VIRTIO_BLK_S_IOERR, "sector 2^64-1");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, ~0ull >> 9, 512) ==
+	      VIRTIO_BLK_S_IOERR, "sector whose byte offset overflows");
+	/* Not a multiple of 512; unknown type. */
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, 0, 511) == VIRTIO_BLK_S_IOERR,
+	      "511-byte read");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_OUT, 0, 1000) == VIRTIO_BLK_S_IOERR,
+	      "1000-byte write");
+	check(sync_rw(&d, 0, 0x7f, 0, 512) == VIRTIO_BLK_S_UNSUPP,
+	      "unknown type");
+	check(sync_rw(&d, 0, 10 /* GET_LIFETIME */, 0, 16) ==
+	      VIRTIO_BLK_S_UNSUPP, "GET_LIFETIME");
+
+	/* Header short (8 bytes); IN with readable data; OUT with writable. */
+	segs[0] = (struct seg){ gpa(h), 8, false };
+	segs[1] = (struct seg){ gpa(st), 1, true };
+	check(sync_req(&d, 0, segs, 2, false, NULL) == VIRTIO_BLK_S_IOERR,
+	      "8-byte header");
+	put_hdr(h, VIRTIO_BLK_T_IN, 0);
+	segs[0] = (struct seg){ gpa(h), 16, false };
+	segs[1] = (struct seg){ gpa(data), 512, false };
+	segs[2] = (struct seg){ gpa(st), 1, true };
+	check(sync_req(&d, 0, segs, 3, false, NULL) == VIRTIO_BLK_S_IOERR,
+	      "IN with readable data");
+	put_hdr(h, VIRTIO_BLK_T_OUT, 0);
+	segs[1] = (struct seg){ gpa(data), 512, true };
+	check(sync_req(&d, 0, segs, 3, false, NULL) == VIRTIO_BLK_S_IOERR,
+	      "OUT with writable data");
+
+	/*
+	 * Odd splits: header in 3 + 13 bytes, data and status in one
+	 * descriptor, the whole chain through an indirect table. Data
+	 * buffers stay 512-aligned (O_DIRECT needs that).
+	 */
+	memcpy(data, model + 512 * 7, 1024);
+	put_hdr(h, VIRTIO_BLK_T_OUT, 7);
+	fill_random(data + 0x2000, 1024);
+	segs[0] = (struct seg){ gpa(h), 3, false };
+	segs[1] = (struct seg){ gpa(h) + 3, 13, false };
+	segs[2] = (struct seg){ gpa(data + 0x2000), 512, false };
+	segs[3] = (struct seg){ gpa(data + 0x2200), 512, false };
+	segs[4] = (struct seg){ gpa(st), 1, true };
+	*st = 0xff;
+	r = sync_req(&d, 0, segs, 5, false, &used);
+	check(r == VIRTIO_BLK_S_OK && used == 1, "split write: %d used %u", r,
+	      used);
+	if (r == VIRTIO_BLK_S_OK)
+		memcpy(model + 512 * 7, data + 0x2000, 1024);
+	put_hdr(h, VIRTIO_BLK_T_IN, 7);
+	memset(data, 0, 1025);
+	data[1024] = 0xff;
+	segs[0] = (struct seg){ gpa(h), 16, false };
+	segs[1] = (struct seg){ gpa(data), 1025, true }; /* data + status */
+	r = sync_req(&d, 0, segs, 2, true, &used);
+	check(r == -1 ? false : data[1024] == VIRTIO_BLK_S_OK && used == 1025 &&
+	      !memcmp(data, model + 512 * 7, 1024),
+	      "indirect read with the status in the data descriptor: %d/%u",
+	      data[1024], used);
+	if (!direct) {
+		/* Buffered: any byte split works, as in the userspace device. */
+		put_hdr(h, VIRTIO_BLK_T_IN, 7);
+		memset(data, 0, 1024);
+		segs[1] = (struct seg){ gpa(data), 100, true };
+		segs[2] = (struct seg){ gpa(data) + 100, 924, true };
+		segs[3] = (struct seg){ gpa(st), 1, true };
+		*st = 0xff;
+		r = sync_req(&d, 0, segs, 4, false, NULL);
+		check(r == VIRTIO_BLK_S_OK &&
+		      !memcmp(data, model + 512 * 7, 1024),
+		      "read split at byte 100: %d", r);
+	}
+
+	/* DISCARD/WRITE_ZEROES: payload checks, then zeroes on disk. */
+	{
+		struct virtio_blk_discard_write_zeroes *dz = (void *)(h + 16);
+		int wz;
+
+		put_hdr(h, VIRTIO_BLK_T_WRITE_ZEROES, 0);
+		dz->sector = 16;
+		dz->num_sectors = 8;
+		dz->flags = 0;
+		segs[0] = (struct seg){ gpa(h), 32, false };
+		segs[1] = (struct seg){ gpa(st), 1, true };
+		wz = r = sync_req(&d, 0, segs, 2, false, NULL);
+		check(r == VIRTIO_BLK_S_OK || r == VIRTIO_BLK_S_UNSUPP,
+		      "WRITE_ZEROES: %d", r);
+		if (r == VIRTIO_BLK_S_OK) {
+			memset(model + 16 * 512, 0, 8 * 512);
+			memset(data, 0xee, 4096);
+			check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, 16, 4096) ==
+			      VIRTIO_BLK_S_OK && !memcmp(data, model + 16 * 512,
+							 4096),
+			      "zeroes read back");
+		}
+		/* A discard may or may not zero; it must not fail. */
+		put_hdr(h, VIRTIO_BLK_T_DISCARD, 0);
+		dz->sector = 64;
+		r = sync_req(&d, 0, segs, 2, false, NULL);
+		check(r == VIRTIO_BLK_S_OK || r == VIRTIO_BLK_S_UNSUPP,
+		      "DISCARD: %d", r);
+		ok("info - DISCARD status %d, WRITE_ZEROES status %d\n",
+		       r, wz);
+		if (r == VIRTIO_BLK_S_OK &&
+		    sync_rw(&d, 0, VIRTIO_BLK_T_IN, 64, 4096) ==
+		    VIRTIO_BLK_S_OK)
+			memcpy(model + 64 * 512, data, 4096);
+		put_hdr(h, VIRTIO_BLK_T_WRITE_ZEROES, 0);
+		dz->flags = 2; /* unknown */
+		check(sync_req(&d, 0, segs, 2, false, NULL) ==
+		      VIRTIO_BLK_S_UNSUPP, "WRITE_ZEROES unknown flag");
+		put_hdr(h, VIRTIO_BLK_T_DISCARD, 0);
+		dz->flags = VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
+		check(sync_req(&d, 0, segs, 2, false, NULL) ==
+		      VIRTIO_BLK_S_UNSUPP, "DISCARD with UNMAP");
+		dz->flags = 0;
+		dz->sector = CAP - 4;
+		check(sync_req(&d, 0, segs, 2, false, NULL) ==
+		      VIRTIO_BLK_S_IOERR, "DISCARD past the end");
+		segs[0].len = 24;
+		check(sync_req(&d, 0, segs, 2, false, NULL) ==
+		      VIRTIO_BLK_S_IOERR, "DISCARD payload of 8 bytes");
+		segs[0].len = 48;
+		check(sync_req(&d, 0, segs, 2, false, NULL) ==
+		      VIRTIO_BLK_S_UNSUPP, "two DISCARD segments");
+	}
+	check(!dev_backend(&d, -1, 0, 0), "stop");
+
+	/* Read-only: reads work, writes and discards fail. */
+	check(!dev_backend(&d, fd, VHOST_BLK_F_READONLY, 0),
+	      "SET_BACKEND read-only");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, 0, 512) == VIRTIO_BLK_S_OK &&
+	      !memcmp(data, model, 512), "read-only: read");
+	check(sync_rw(&d, 0, VIRTIO_BLK_T_OUT, 0, 512) == VIRTIO_BLK_S_IOERR,
+	      "read-only: write");
+	check(!dev_backend(&d, -1, 0, 0), "stop");
+	dev_close(&d);
+	ok("ok - requests: GET_ID, FLUSH, range, alignment, types, "
+	       "splits, DISCARD/WRITE_ZEROES, read-only%s\n",
+	       direct ? " (O_DIRECT)" : "");
+}
+
+/* ---- ABI misuse ---- */
+
+static void t_abi(int fd)
+{
+	struct vhost_blk_backend be = { .fd = fd, .capacity = CAP,
+					.num_queues = 1 };
+	struct dev d;
+
+	phase = "abi";
+	if (dev_open(&d, 1, BASE_FEATURES))
+		die("open /dev/vhost-blk");
+	be.reserved[3] = 1;
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "reserved field accepted");
+	be.reserved[3] = 0;
+	be.flags = 1u << 7;
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "unknown flag accepted");
+	be.flags = 0;
+	be.num_queues = 2; /* ring 1 not set up */
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "queue without a ring accepted");
+	be.num_queues = 1;
+	be.capacity = CAP * 1024;
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "capacity beyond the file accepted");
+	be.capacity = CAP;
+	be.fd = d.q[0].kick;
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "an eventfd accepted as the image");
+	be.fd = fd;
+	check(!ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be), "SET_BACKEND");
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EBUSY,
+	      "second SET_BACKEND while serving");
+	{
+		struct vhost_vring_state num = { 0, QSZ };
+
+		check(ioctl(d.fd, VHOST_SET_VRING_NUM, &num) && errno == EBUSY,
+		      "ring resized while serving");
+	}
+	/* Closing while serving stops the backend (release path). */
+	dev_close(&d);
+	ok("ok - abi: reserved, flags, rings, capacity, file type, busy\n");
+}
+
+/* ---- hostile chains ---- */
+
+/*
+ * A chain the vhost core refuses (loop, buffer past RAM) stops the ring at
+ * it, as a broken device would; what matters is that nothing completes
+ * wrongly, the stop returns, and the next device works.
+ */
+static void t_hostile(int fd)
+{
+	static const char *const names[] = { "descriptor loop",
+		"length past RAM", "address past RAM", "no status byte",
+		"indirect table loop", "chain longer than the ring" };
+	unsigned int c;
+
+	for (c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
+		struct dev d;
+		struct queue *q;
+		uint8_t *h = slot_hdr(0, 0), *st = slot_status(0, 0);
+		struct seg segs[2];
+		bool done;
+
+		phase = "hostile";
+		if (dev_open(&d, 1, BASE_FEATURES |
+			     F(VIRTIO_RING_F_INDIRECT_DESC)))
+			die("open /dev/vhost-blk");
+		check(!dev_backend(&d, fd, 0, 0), "SET_BACKEND");
+		q = &d.q[0];
+		put_hdr(h, VIRTIO_BLK_T_IN, 0);
+		*st = 0xff;
+		segs[0] = (struct seg){ gpa(h), 16, false };
+		segs[1] = (struct seg){ gpa(slot_data(0, 0)), 512, true };
+		switch (c) {
+		case 0: /* desc 1 points back at desc 0 */
+			fill(&d, 0, 0, segs, 2, false);
+			q->desc[1].flags |= VRING_DESC_F_NEXT;
+			q->desc[1].next = 0;
+			break;
+		case 1:
+			segs[1].len = RAM_BYTES;
+			fill(&d, 0, 0, segs, 2, false);
+			break;
+		case 2:
+			segs[1].gpa = GPA_BASE + RAM_BYTES;
+			fill(&d, 0, 0, segs, 2, false);
+			break;
+		case 3:
+			segs[1].w = false;
+			fill(&d, 0, 0, segs, 2, false);
+			break;
+		case 4: {
+			struct vring_desc *t = (void *)(slot_area(0, 0) + 0x80);
+
+			fill(&d, 0, 0, segs, 2, true);
+			t[1].flags |= VRING_DESC_F_NEXT;
+			t[1].next = 0;
+			break;
+		}
+		case 5: {
+			unsigned int i;
+
+			/* every descriptor of the ring, chained in a cycle */
+			for (i = 0; i < QSZ; i++) {
+				q->desc[i].addr = gpa(h);
+				q->desc[i].len = 16;
+				q->desc[i].flags = VRING_DESC_F_NEXT;
+				q->desc[i].next = (i + 1) % QSZ;
+			}
+			break;
+		}
+		}
+		publish(&d, 0, 0);
+		done = wait_slot(&d, 0, 0, 500);
+		if (c == 3)
+			/* Returned unserved: nothing written, status kept. */
+			check(done && q->slot[0].used_len == 0 && *st == 0xff,
+			      "%s: done %d used %u status %#x", names[c], done,
+			      q->slot[0].used_len, *st);
+		else
+			check(!done || *st == VIRTIO_BLK_S_IOERR,
+			      "%s: completed with status %#x", names[c], *st);
+		check(!dev_backend(&d, -1, 0, 0), "%s: stop", names[c]);
+		dev_close(&d);
+		ok("ok - hostile: %s\n", names[c]);
+	}
+	/* And the module still serves. */
+	{
+		struct dev d;
+
+		if (dev_open(&d, 1, BASE_FEATURES))
+			die("open /dev/vhost-blk");
+		check(!dev_backend(&d, fd, 0, 0), "SET_BACKEND after hostile");
+		check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, 0, 4096) ==
+		      VIRTIO_BLK_S_OK, "read after the hostile chains");
+		dev_close(&d);
+	}
+}
+
+/* ---- a VMM killed mid-I/O ---- */
+
+static void t_kill(int fd)
+{
+	pid_t pid;
+	int status, i, left = -1;
+
+	phase = "kill";
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		struct dev d;
+		unsigned int qi, s;
+
+		if (dev_open(&d, 4, BASE_FEATURES) || dev_backend(&d, fd, 0, 0))
+			_exit(2);
+		for (;;) {
+			for (qi = 0; qi < d.nq; qi++)
+				for (s = 0; s < SLOTS; s++) {
+					fill_random(slot_data(qi, s), DATA_MAX);
+					post_rw(&d, qi, s, s & 1 ?
+						VIRTIO_BLK_T_OUT :
+						VIRTIO_BLK_T_IN,
+						(qi * SLOTS + s) * 128,
+						DATA_MAX);
+				}
+			if (!wait_all(&d, TIMEOUT_MS))
+				_exit(3);
+		}
+	}
+	/* Kill it once its backend runs and I/O is under way. */
+	for (i = 0; i < 100 && count_workers(pid) < 4; i++)
+		usleep(50 * 1000);
+	check(count_workers(pid) == 4, "child has %d workers, not 4",
+	      count_workers(pid));
+	usleep(200 * 1000);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "child ended with status %#x before the kill", status);
+	for (i = 0; i < 50; i++) {
+		left = count_workers(pid);
+		if (!left)
+			break;
+		usleep(100 * 1000);
+	}
+	check(left == 0, "%d workers of the killed VMM still there", left);
+	ok("ok - kill: VMM killed mid-I/O, its workers gone\n");
+}
+
+/* ---- main ---- */
+
+static int open_backing(const char *path, bool *direct)
+{
+	int fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+
+	*direct = fd >= 0;
+	if (fd < 0 && errno == EINVAL) /* tmpfs: no O_DIRECT before 6.6 */
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *blockdev = NULL;
+	bool do_kill = false, direct;
+	char path[4096];
+	uint8_t *model;
+	int i, fd;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--blockdev") && i + 1 < argc) {
+			blockdev = argv[++i];
+		} else if (!strcmp(argv[i], "--kill")) {
+			do_kill = true;
+		} else {
+			fprintf(stderr, "vhost_blk_selftest: unknown argument "
+				"'%s' (usage: see the source's head)\n",
+				argv[i]);
+			return 1;
+		}
+	}
+	t_start = now_s();
+	if (access("/dev/vhost-blk", F_OK)) {
+		printf("SKIP: no /dev/vhost-blk (insmod vhost_blk.ko)\n");
+		return 77;
+	}
+	ram = mmap(NULL, RAM_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	model = aligned_alloc(4096, DISK_BYTES);
+	if (ram == MAP_FAILED || !model)
+		die("memory");
+
+	/* A regular file with random content. */
+	snprintf(path, sizeof(path), "%s/vhost-blk-selftest.%d.img", dir,
+		 (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(path);
+	fill_random(model, DISK_BYTES);
+	if (pwrite(fd, model, DISK_BYTES, 0) != DISK_BYTES)
+		die("write the image");
+	close(fd);
+	fd = open_backing(path, &direct);
+	t_abi(fd);
+	t_data(fd, model, direct, "file");
+	t_requests(fd, model, direct);
+	t_hostile(fd);
+	{
+		uint8_t *img = aligned_alloc(4096, DISK_BYTES);
+
+		phase = "file";
+		check(img && pread(fd, img, DISK_BYTES, 0) == DISK_BYTES &&
+		      !memcmp(img, model, DISK_BYTES),
+		      "the image file differs from the model");
+		free(img);
+	}
+	if (do_kill)
+		t_kill(fd);
+	close(fd);
+	unlink(path);
+
+	if (blockdev) {
+		uint64_t size = 0;
+
+		fd = open_backing(blockdev, &direct);
+		if (ioctl(fd, BLKGETSIZE64, &size) || size < DISK_BYTES) {
+			fprintf(stderr, "%s: smaller than %u bytes\n", blockdev,
+				DISK_BYTES);
+			return 1;
+		}
+		fill_random(model, DISK_BYTES);
+		if (pwrite(fd, model, DISK_BYTES, 0) != DISK_BYTES)
+			die("write the block device");
+		t_data(fd, model, direct, "blockdev");
+		t_requests(fd, model, direct);
+		close(fd);
+	}
+	if (failures) {
+		printf("FAILED: %d check(s)\n", failures);
+		return 1;
+	}
+	printf("PASS\n");
+	return 0;
+}

@@ -20,7 +20,7 @@
 #include "virtio/blk_req.h"
 
 #define BLK_VHOST_FIX_LOAD                                               \
-	"load the module: modprobe vhost_blk, or insmod the vhost_blk.ko "   \
+	"modprobe vhost_blk, or insmod the vhost_blk.ko "                    \
 	"that the build target vhost-blk-module builds (kernel/vhost-blk/"   \
 	"README lists the supported kernels); or use engine=io_uring"
 
@@ -69,7 +69,7 @@ static int vh_open_device(struct blk_vhost *v, const char *path)
 	}
 	if (fd == -ENOENT || fd == -ENXIO || fd == -ENODEV)
 		log_error("%s: engine=vhost: %s: %s: the vhost-blk module is "
-			  "not loaded; %s", v->name, path, strerror(-fd),
+			  "not loaded: %s", v->name, path, strerror(-fd),
 			  BLK_VHOST_FIX_LOAD);
 	else if (fd == -EACCES || fd == -EPERM)
 		log_error("%s: engine=vhost: %s: %s: microvm needs read-write "
@@ -89,7 +89,7 @@ static int vh_check_version(struct blk_vhost *v, const char *path)
 	ret = vh_ioctl(v, VHOST_BLK_GET_VERSION, &ver);
 	if (ret == -ENOTTY || ret == -EINVAL) {
 		log_error("%s: engine=vhost: %s is not the project's vhost-blk "
-			  "device (VHOST_BLK_GET_VERSION: %s); %s", v->name,
+			  "device (VHOST_BLK_GET_VERSION: %s): %s", v->name,
 			  path, strerror(-ret), BLK_VHOST_FIX_LOAD);
 		return -ENODEV;
 	}
@@ -138,13 +138,17 @@ int blk_vhost_open(struct blk_vhost *v, const struct blk_vhost_sys *sys,
 		   const struct guest_mem *gm, const char *name)
 {
 	const char *path = getenv("MICROVM_VHOST_BLK_DEVICE");
+	char copy[sizeof(v->name)];
 	__u64 features = 0;
 	int ret;
 
+	/* @name may be v->name itself. */
+	snprintf(copy, sizeof(copy), "%s", name);
 	memset(v, 0, sizeof(*v));
 	v->sys = sys;
 	v->fd = -1;
-	snprintf(v->name, sizeof(v->name), "%s", name);
+	memcpy(v->name, copy, sizeof(v->name));
+	name = v->name;
 	if (!path || !*path)
 		path = BLK_VHOST_DEVICE;
 	ret = vh_open_device(v, path);

@@ -81,14 +81,12 @@ static int vhost_open(struct blk_dev *b)
 			  name, d->path ? d->path : "the image");
 		return -EINVAL;
 	}
-	if (!d->direct) {
-		log_error("%s: engine=vhost: %s could not be opened with "
-			  "O_DIRECT (cache=none), which the module needs: put "
-			  "the image on a file system that supports direct I/O "
-			  "(not tmpfs), or use engine=io_uring", name,
-			  d->path ? d->path : "the image");
-		return -EINVAL;
-	}
+	/* The module does its I/O with the image's own open flags. */
+	if (!d->direct && d->cache == DISK_CACHE_NONE)
+		log_info("%s: engine=vhost: %s is not O_DIRECT here (file "
+			 "system without direct I/O): the module goes through "
+			 "the page cache, flushes still honoured", name,
+			 d->path ? d->path : "the image");
 	return blk_vhost_open(&b->vhost,
 			      b->vhost_sys ? b->vhost_sys : &blk_vhost_sys_host,
 			      b->gm, name);
@@ -109,6 +107,7 @@ static int vhost_start(struct blk_dev *b, struct blk_backend_start *s)
 	struct blk_vhost_image img = {
 		.fd = b->disk->fd,
 		.readonly = b->lim.readonly,
+		.no_flush = b->disk->cache == DISK_CACHE_UNSAFE,
 		.capacity = b->lim.capacity,
 		.serial = b->serial,
 	};

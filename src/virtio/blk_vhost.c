@@ -298,7 +298,8 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 	}
 	memset(&be, 0, sizeof(be));
 	be.fd = img->fd;
-	be.flags = img->readonly ? VHOST_BLK_F_READONLY : 0;
+	be.flags = (img->readonly ? VHOST_BLK_F_READONLY : 0) |
+		   (img->no_flush ? VHOST_BLK_F_NO_FLUSH : 0);
 	be.capacity = img->capacity;
 	be.num_queues = s->nr_queues;
 	be.num_workers = 0;
@@ -311,9 +312,9 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 		log_ratelimited(&v->rl, LOG_ERROR,
 				"%s: engine=vhost: the module cannot serve the "
 				"image (VHOST_BLK_SET_BACKEND: %s): it takes "
-				"regular files and block devices opened with "
-				"O_DIRECT, on the kernels kernel/vhost-blk/README "
-				"lists; or use engine=io_uring", v->name,
+				"regular files and block devices, on the kernels "
+				"kernel/vhost-blk/README lists; or use "
+				"engine=io_uring", v->name,
 				strerror(-ret));
 		vh_unset_rings(v, s->nr_queues);
 		return ret;

@@ -42,8 +42,9 @@ extern const struct blk_vhost_sys blk_vhost_sys_host;
 
 /* The image as the module is to serve it. */
 struct blk_vhost_image {
-	int fd;            /* regular file or block device, O_DIRECT */
+	int fd;            /* regular file or block device */
 	bool readonly;
+	bool no_flush;     /* cache=unsafe: FLUSH completes at once */
 	uint64_t capacity; /* 512-byte sectors */
 	const char *serial; /* <= 20 bytes */
 };

@@ -63,8 +63,8 @@ static const char usage_text[] =
 "                      new one (default on; off for measuring)\n"
 "                      engine=vhost: the vhost-blk kernel module serves\n"
 "                      the queues (/dev/vhost-blk: modprobe vhost_blk,\n"
-"                      or the build target vhost-blk-module); cache=none\n"
-"                      only, no snapshot, defer, poll-us, irq-coalesce.\n"
+"                      or the build target vhost-blk-module); not with\n"
+"                      snapshot, defer, poll-us or irq-coalesce.\n"
 "                      Default io_uring: the VMM's own I/O threads\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
@@ -285,8 +285,8 @@ static int disk_snapshot_check(struct disk_config *d, char *err,
 }
 
 /*
- * engine=vhost: the module reads and writes the image itself, with
- * O_DIRECT, and has none of the VMM thread's knobs. One message names the
+ * engine=vhost: the module reads and writes the image itself (with the
+ * open flags cache= gave it) and has none of the VMM threads' knobs. One message names the
  * first setting it cannot honour.
  */
 static int disk_vhost_check(const struct disk_config *d, char *err,
@@ -296,10 +296,6 @@ static int disk_vhost_check(const struct disk_config *d, char *err,
 
 	if (d->snapshot)
 		bad = "snapshot=on (the throwaway overlay lives in microvm)";
-	else if (d->cache != CONFIG_CACHE_NONE)
-		bad = d->cache == CONFIG_CACHE_WRITEBACK ?
-		      "cache=writeback (the module does O_DIRECT I/O only)" :
-		      "cache=unsafe (the module does O_DIRECT I/O only)";
 	else if (d->poll_set)
 		bad = "poll-us (polling is the io_uring threads')";
 	else if (d->defer_set)

@@ -694,7 +694,7 @@ static void test_pci(void)
 			     1ull << VIRTIO_BLK_F_FLUSH));
 	at = find(VHOST_BLK_SET_BACKEND, at, 0);
 	CHECK(at >= 0 && fk.log[at].nq == NQ && fk.log[at].val == disk.fd &&
-	      fk.log[at].cap == 2048);
+	      fk.log[at].cap == 2048 && fk.log[at].flags == 0);
 
 	/* Unmasked: the module's write is the interrupt; no PBA. */
 	for (v = 0; v < NVEC; v++)
@@ -815,6 +815,7 @@ static void test_mmio(void)
 
 	fake_reset();
 	memset(&fh, 0, sizeof(fh));
+	disk.cache = DISK_CACHE_UNSAFE; /* FLUSH is the module's no-op */
 	b = dev_create(1);
 	CHECK(b != NULL);
 	if (!b)
@@ -838,6 +839,8 @@ static void test_mmio(void)
 	mmio_wr(&t, 0x070, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
 		VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
 	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 1);
+	CHECK_EQ(fk.log[find(VHOST_BLK_SET_BACKEND, at, 0)].flags,
+		 VHOST_BLK_F_NO_FLUSH);
 	/* The line's irqfd is the call fd; InterruptStatus shows the
 	 * used-buffer bit while the module serves (mmio_direct_irq()). */
 	CHECK_EQ(last_call(0), t.irq_fd);
@@ -855,6 +858,7 @@ static void test_mmio(void)
 	CHECK_EQ(fk.log[at].val, -1);
 	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 1);
 	CHECK_EQ(mmio_rd(&t, 0x060), 0);
+	disk.cache = DISK_CACHE_NONE;
 	virtio_mmio_destroy(&t);
 	blk_dev_destroy(b);
 	CHECK_EQ(fk.closes, 1);
@@ -866,14 +870,10 @@ static void test_refused_images(void)
 	struct blk_dev *b;
 
 	fake_reset();
-	disk.direct = false;
-	b = dev_create(1);
-	CHECK(b == NULL);
-	CHECK_EQ(fk.opens, 0);
-	disk.direct = true;
 	disk.snapshot = true;
 	b = dev_create(1);
 	CHECK(b == NULL);
+	CHECK_EQ(fk.opens, 0);
 	disk.snapshot = false;
 	/* The module missing: creation fails with its error. */
 	fk.open_err = -ENOENT;

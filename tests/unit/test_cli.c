@@ -122,6 +122,10 @@ static void test_disk_ok(void)
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
 	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,cache=unsafe", &d, err,
+				sizeof(err)), 0);
+	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
+	free(d.path);
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,engine=io_uring,poll-us=5",
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
@@ -179,10 +183,6 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	  "engine=vhost does not combine with snapshot=on" },
 	{ "a.img,snapshot=on,engine=vhost",
 	  "engine=vhost does not combine with snapshot=on" },
-	{ "a.img,engine=vhost,cache=writeback",
-	  "engine=vhost does not combine with cache=writeback" },
-	{ "a.img,cache=unsafe,engine=vhost",
-	  "engine=vhost does not combine with cache=unsafe" },
 	{ "a.img,engine=vhost,poll-us=10",
 	  "engine=vhost does not combine with poll-us" },
 	{ "a.img,engine=vhost,defer=off",

@@ -100,7 +100,7 @@ static void msix_direct_update_locked(struct virtio_pci *t)
 		struct virtio_queue *q = &vdev->queues[i];
 		int fd, old;
 
-		if (!t->direct[i])
+		if (!t->direct[i] || !vdev->ops->call_changed)
 			continue;
 		fd = msix_direct_target_locked(t, q);
 		old = t->call_fd[i];

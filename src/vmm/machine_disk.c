@@ -154,8 +154,9 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 							BLK_ENGINE_THREADS;
 	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
 	if (ret) {
-		snprintf(err, errlen, "disk %s: cannot create device: %s",
-			 dc->path, strerror(-ret));
+		snprintf(err, errlen, "disk %s: cannot create device%s: %s",
+			 dc->path, bc.engine == BLK_ENGINE_VHOST ?
+			 " (engine=vhost, see above)" : "", strerror(-ret));
 		return ret;
 	}
 	switch (dc->transport) {

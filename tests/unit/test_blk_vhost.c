@@ -608,13 +608,14 @@ static struct blk_dev *dev_create(unsigned int nq)
 	return b;
 }
 
-/* The driver's side of §3.1.1 up to DRIVER_OK, every queue on vector q. */
-static void pci_driver_ok(void)
+/* The driver's side of §3.1.1 up to DRIVER_OK, queue q on vector q,
+ * the queues in @skip left disabled. */
+static void pci_driver_ok_some(unsigned int nq, unsigned int skip)
 {
 	unsigned int q, v;
 
 	cfg_wr(msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
-	for (v = 0; v < NVEC; v++) {
+	for (v = 0; v <= nq; v++) {
 		bar_wr(entry(v, 0), 4, 0xfee00000);
 		bar_wr(entry(v, 8), 4, 0x40 + v);
 		bar_wr(entry(v, 12), 4, 0);
@@ -627,8 +628,10 @@ static void pci_driver_ok(void)
 	common_wr(VIRTIO_PCI_COMMON_GF, 4, 1u << VIRTIO_BLK_F_FLUSH);
 	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE |
 		  VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-	common_wr(VIRTIO_PCI_COMMON_MSIX, 2, NQ);
-	for (q = 0; q < NQ; q++) {
+	common_wr(VIRTIO_PCI_COMMON_MSIX, 2, nq);
+	for (q = 0; q < nq; q++) {
+		if (skip & 1u << q)
+			continue;
 		common_wr(VIRTIO_PCI_COMMON_Q_SELECT, 2, q);
 		common_wr(VIRTIO_PCI_COMMON_Q_SIZE, 2, QSZ);
 		common_wr(VIRTIO_PCI_COMMON_Q_MSIX, 2, q);
@@ -640,6 +643,11 @@ static void pci_driver_ok(void)
 	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, VIRTIO_STATUS_ACKNOWLEDGE |
 		  VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
 		  VIRTIO_STATUS_DRIVER_OK);
+}
+
+static void pci_driver_ok(void)
+{
+	pci_driver_ok_some(NQ, 0);
 }
 
 /* The module writes the call fd it was last given for queue @q. */
@@ -788,6 +796,47 @@ static void test_pci(void)
 	CHECK_EQ(fk.closes, 1);
 }
 
+/*
+ * Queue 1 of 3 left disabled: the module serves queues [0, 1) only, and
+ * queue 2 goes back to notify() (its call fd never set), a warning naming
+ * the gap.
+ */
+static void test_pci_gap(void)
+{
+	struct virtio_host host = { &fh_ops, &fh };
+	struct blk_dev *b;
+	int at;
+
+	fake_reset();
+	memset(&fh, 0, sizeof(fh));
+	fh.next_gsi = 40;
+	b = dev_create(3);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK_EQ(pci_bus_init(&bus, WIN_BASE, WIN_SIZE), 0);
+	CHECK_EQ(virtio_pci_init(&vp, &vdev, &host, &bus), 0);
+	bar = cfg_rd(PCI_BASE_ADDRESS_0, 8) & ~PCI_BAR_FLAG_MASK;
+	cfg_wr(PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	msix_cap = vp.msix_cap;
+	at = fk.n;
+	pci_driver_ok_some(3, 1u << 1);
+	at = find(VHOST_BLK_SET_BACKEND, at, 0);
+	CHECK(at >= 0 && fk.log[at].nq == 1);
+	CHECK_EQ(last_call(0), irqfd_of(0));
+	/* Queue 2 was handed its call fd, then taken back from the module:
+	 * masking its vector switches nothing. */
+	CHECK(!vp.direct[2] && vp.direct[0]);
+	at = fk.n;
+	bar_wr(entry(2, 12), 4, PCI_MSIX_ENTRY_CTRL_MASKBIT);
+	CHECK_EQ(count(VHOST_SET_VRING_CALL, at), 0);
+	bar_wr(entry(2, 12), 4, 0);
+	at = fk.n;
+	virtio_pci_destroy(&vp);
+	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 1);
+	blk_dev_destroy(b);
+}
+
 /* ---- the device on virtio-mmio ---- */
 
 static uint32_t mmio_rd(struct virtio_mmio *t, uint64_t off)
@@ -901,6 +950,7 @@ int main(void)
 	}
 	test_refused_images();
 	test_pci();
+	test_pci_gap();
 	test_mmio();
 	close(disk.fd);
 	return test_done();

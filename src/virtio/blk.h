@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * virtio-blk device (virtio 1.2 §5.2) on top of the virtio core and the disk
- * backend: feature set and configuration space, and one I/O thread per
- * enabled queue ("vda-q0", ...) that pops and parses requests, submits each
- * batch to its own disk queue with one flush, and signals at most once per
- * completion batch. It knows nothing of the transport or of files.
+ * backend: feature set and configuration space, and a queue backend
+ * (blk_backend.h) that serves the enabled queues: by default one I/O
+ * thread per queue ("vda-q0", ...) that pops and parses requests, submits
+ * each batch to its own disk queue with one flush, and signals at most once
+ * per completion batch; with BLK_ENGINE_VHOST the vhost-blk kernel module.
+ * It knows nothing of the transport or of files.
  *
  *	blk_dev_create(&b, &vdev, &cfg, &gm, "vda");  // virtio_dev_init()
  *	virtio_mmio_init(&t, &vdev, ...);             // the transport

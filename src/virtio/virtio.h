@@ -16,6 +16,10 @@
  *     0 (reset) -> ops->stop() (threads joined, in-flight completed)
  *   queue thread: pop, process, push; if virtq_need_notify():
  *     virtio_queue_notify(q) -> defer_call() -> tops->notify() once
+ *   a queue served outside the VMM (vhost): ops->start() calls
+ *     tops->direct_irq(q, on); the transport hands ops->call_changed()
+ *     the eventfd that raises q's interrupt (and a new one whenever
+ *     masking changes which); ops->stop() turns it off again.
  */
 #ifndef MICROVM_VIRTIO_H
 #define MICROVM_VIRTIO_H

@@ -66,6 +66,7 @@ mode_args=()
 extra_args=()
 end=poweroff
 probe=()
+wrap=()
 vhost_ko=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -125,8 +126,8 @@ if [ -n "$vhost_ko" ]; then
 		exit 1
 	}
 	vhost_ko=$(realpath "$vhost_ko")
-	probe=(/bin/sh "$E2E_DIR/vhost-l1.sh" --core "$core/vhost_iotlb.ko"
-	       --core "$core/vhost.ko" --module "$vhost_ko" --)
+	wrap=(/bin/sh "$E2E_DIR/vhost-l1.sh" --core "$core/vhost_iotlb.ko"
+	      --core "$core/vhost.ko" --module "$vhost_ko" --)
 	mode_args=(--mode nested)
 	engine=,engine=vhost
 fi
@@ -198,7 +199,8 @@ run_guest()
 	# ro.raw comes back from nested mode too, so the host sees any change.
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --disk-file "$work/ro.raw" -- \
-		"${probe[@]}" "$microvm" "${vm_args[@]}" 2>stderr | tee console
+		"${wrap[@]}" "${probe[@]}" "$microvm" "${vm_args[@]}" 2>stderr |
+		tee console
 	status=${PIPESTATUS[0]}
 	echo "disk-test: exit status $status after $((SECONDS - start)) s; stderr:"
 	cat stderr

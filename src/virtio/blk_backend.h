@@ -7,14 +7,14 @@
  * (blk_vhost.c). Status, feature negotiation and reset stay in the virtio
  * core and the device; a backend is only started and stopped.
  *
- *	blk_dev_create():   ops->open()     (vhost: /dev/vhost-blk, memory table)
- *	DRIVER_OK:          ops->start(b, &s), s = every enabled queue
- *	                    (direct_irq backends: tops->direct_irq(q, on) first,
- *	                    which hands each queue's call eventfd to
- *	                    ops->set_call())
- *	reset, exit:        ops->stop(b): served requests all completed, the
- *	                    base indices written back into s.queues[i].base
- *	blk_dev_destroy():  ops->close()
+ *	blk_dev_create(): ops->open() (vhost: the device, memory table)
+ *	DRIVER_OK:        ops->start(b, &s), s = every enabled queue
+ *	                  (direct_irq backends: tops->direct_irq(q, on)
+ *	                  first, which hands each queue's call eventfd to
+ *	                  ops->set_call())
+ *	reset, exit:      ops->stop(b): served requests all completed, the
+ *	                  base indices written back into s.queues[i].base
+ *	blk_dev_destroy(): ops->close()
  */
 #ifndef MICROVM_BLK_BACKEND_H
 #define MICROVM_BLK_BACKEND_H
@@ -45,8 +45,9 @@ struct blk_backend_queue {
 struct blk_backend_start {
 	const struct guest_mem *gm;
 	uint64_t features;      /* negotiated */
-	unsigned int nr_queues; /* queues[0 .. nr_queues) are enabled, in
-				 * index order with no gap */
+	unsigned int nr_queues; /* queues[0 .. nr_queues): the enabled
+				 * ones in index order (a disabled queue
+				 * leaves a gap in queues[i].index) */
 	struct blk_backend_queue queues[VIRTIO_MAX_QUEUES];
 };
 

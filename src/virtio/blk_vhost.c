@@ -214,7 +214,8 @@ int blk_vhost_set_call(struct blk_vhost *v, unsigned int index, int fd)
 	return ret < 0 ? ret : 0;
 }
 
-static int vh_setup_ring(struct blk_vhost *v, const struct blk_backend_queue *bq)
+static int vh_setup_ring(struct blk_vhost *v,
+			 const struct blk_backend_queue *bq)
 {
 	struct vhost_vring_state num = { .index = bq->index, .num = bq->size };
 	struct vhost_vring_state base = { .index = bq->index,
@@ -284,7 +285,8 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 	ret = vh_ioctl(v, VHOST_SET_FEATURES, &features);
 	if (ret < 0) {
 		log_ratelimited(&v->rl, LOG_ERROR,
-				"%s: engine=vhost: VHOST_SET_FEATURES %#llx: %s",
+				"%s: engine=vhost: VHOST_SET_FEATURES %#llx: "
+				"%s",
 				v->name, (unsigned long long)features,
 				strerror(-ret));
 		return ret;
@@ -312,8 +314,8 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 		log_ratelimited(&v->rl, LOG_ERROR,
 				"%s: engine=vhost: the module cannot serve the "
 				"image (VHOST_BLK_SET_BACKEND: %s): it takes "
-				"regular files and block devices, on the kernels "
-				"kernel/vhost-blk/README lists; or use "
+				"regular files and block devices, on the "
+				"kernels kernel/vhost-blk/README lists; or use "
 				"engine=io_uring", v->name,
 				strerror(-ret));
 		vh_unset_rings(v, s->nr_queues);

@@ -101,33 +101,12 @@ microvm=$(realpath "$microvm") || exit 1
 # (never loaded into this host's kernel).
 engine=
 if [ -n "$vhost_ko" ]; then
-	kver=$(head -n 1 "$art/kernel.stamp" 2>/dev/null)
-	[ -n "$kver" ] || { echo "disk-test: SKIP: no $art/kernel.stamp"; exit 77; }
-	[ -f "$vhost_ko" ] || {
-		echo "disk-test: SKIP: no vhost_blk.ko ('$vhost_ko'): cmake" \
-			"--build build --target vhost-blk-module with" \
-			"linux-headers-$kver installed"
-		exit 77
-	}
-	have=$(modinfo -F vermagic "$vhost_ko" 2>/dev/null | cut -d' ' -f1)
-	[ "$have" = "$kver" ] || {
-		echo "disk-test: SKIP: $vhost_ko is built for '$have', L1 runs $kver"
-		exit 77
-	}
-	core=$art/kernel/lib/modules/$kver/kernel/drivers/vhost
-	for m in vhost_iotlb vhost; do
-		[ -f "$core/$m.ko" ] || {
-			echo "disk-test: SKIP: no $core/$m.ko in the artifacts"
-			exit 77
-		}
-	done
 	[ ${#probe[@]} -eq 0 ] || {
 		echo "disk-test: --vhost and --seccomp-probe do not combine" >&2
 		exit 1
 	}
-	vhost_ko=$(realpath "$vhost_ko")
-	wrap=(/bin/sh "$E2E_DIR/vhost-l1.sh" --core "$core/vhost_iotlb.ko"
-	      --core "$core/vhost.ko" --module "$vhost_ko" --)
+	e2e_vhost_wrap disk-test "$art" "$vhost_ko"
+	wrap=("${vhost_wrap[@]}")
 	mode_args=(--mode nested)
 	engine=,engine=vhost
 fi

@@ -111,6 +111,7 @@ static const unsigned long control_ioctls[] = {
 	/* engine=vhost teardown (blk_vhost_stop): stop serving, take the
 	 * ring state back, detach the kick eventfds. */
 	VHOST_BLK_SET_BACKEND, VHOST_GET_VRING_BASE, VHOST_SET_VRING_KICK,
+	VHOST_SET_VRING_ERR,
 };
 
 /*
@@ -142,14 +143,15 @@ static const struct confine_rule vcpu_rules[] = {
 
 /*
  * engine=vhost: DRIVER_OK sets the module up and starts it
- * (blk_vhost_start), a reset stops it (blk_vhost_stop), and MSI-X mask
- * and unmask writes re-point a queue's call eventfd (pci_msix.c).
+ * (blk_vhost_start, with its ring-error thread: clone as above), a reset
+ * stops it (blk_vhost_stop), and MSI-X mask and unmask writes re-point a
+ * queue's call eventfd (pci_msix.c).
  */
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, KVM_SET_GSI_ROUTING,
 	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_ADDR,
 	VHOST_SET_VRING_BASE, VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL,
-	VHOST_BLK_SET_BACKEND, VHOST_GET_VRING_BASE,
+	VHOST_BLK_SET_BACKEND, VHOST_GET_VRING_BASE, VHOST_SET_VRING_ERR,
 };
 
 /*

@@ -62,11 +62,23 @@ const struct blk_backend_ops blk_backend_threads = {
 
 /* ---- the vhost-blk kernel module ---- */
 
+/* The vhost core found a ring broken (virtio 1.2 §2.1.2): NEEDS_RESET. */
+static void vhost_ring_error(void *opaque, unsigned int index)
+{
+	struct blk_dev *b = opaque;
+	char why[64];
+
+	snprintf(why, sizeof(why), "queue %u: the vhost-blk module found "
+		 "the ring broken", index);
+	virtio_dev_broken(b->vdev, why);
+}
+
 static int vhost_open(struct blk_dev *b)
 {
 	const struct disk *d = b->disk;
 	const char *name = b->vhost.name;
 	struct stat st;
+	int ret;
 
 	if (d->snapshot) {
 		log_error("%s: engine=vhost does not serve snapshot=on disks "
@@ -87,9 +99,12 @@ static int vhost_open(struct blk_dev *b)
 			 "system without direct I/O): the module goes through "
 			 "the page cache, flushes still honoured", name,
 			 d->path ? d->path : "the image");
-	return blk_vhost_open(&b->vhost,
-			      b->vhost_sys ? b->vhost_sys : &blk_vhost_sys_host,
-			      b->gm, name);
+	ret = blk_vhost_open(&b->vhost,
+			     b->vhost_sys ? b->vhost_sys : &blk_vhost_sys_host,
+			     b->gm, name);
+	b->vhost.err_fn = vhost_ring_error;
+	b->vhost.err_opaque = b;
+	return ret;
 }
 
 static void vhost_close(struct blk_dev *b)

@@ -10,12 +10,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "util/confine.h"
+#include "util/evloop.h"
 #include "vhost_blk.h"
 #include "virtio/blk_req.h"
 
@@ -149,6 +152,9 @@ int blk_vhost_open(struct blk_vhost *v, const struct blk_vhost_sys *sys,
 	v->fd = -1;
 	memcpy(v->name, copy, sizeof(v->name));
 	name = v->name;
+	v->err_stop_fd = v->err_epfd = -1;
+	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++)
+		v->err_fd[i] = -1;
 	if (!path || !*path)
 		path = BLK_VHOST_DEVICE;
 	ret = vh_open_device(v, path);
@@ -254,6 +260,98 @@ static int vh_setup_ring(struct blk_vhost *v,
 	return 0;
 }
 
+/* ---- ring errors: VHOST_SET_VRING_ERR eventfds and their thread ---- */
+
+static void *vh_err_thread(void *arg)
+{
+	struct blk_vhost *v = arg;
+	uint64_t tags[VIRTIO_MAX_QUEUES + 1];
+	char name[16];
+	int i, n;
+
+	snprintf(name, sizeof(name), "%.9s-vherr", v->name);
+	pthread_setname_np(pthread_self(), name);
+	confine_thread(CONFINE_IO);
+	for (;;) {
+		n = evloop_wait(v->err_epfd, tags, VIRTIO_MAX_QUEUES + 1, -1);
+		for (i = 0; i < n; i++) {
+			if (tags[i] == VIRTIO_MAX_QUEUES)
+				return NULL;
+			if (evfd_drain(v->err_fd[tags[i]]) && v->err_fn)
+				v->err_fn(v->err_opaque,
+					  (unsigned int)tags[i]);
+		}
+	}
+}
+
+static void vh_err_close(struct blk_vhost *v, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct vhost_vring_file f = { .index = i, .fd = -1 };
+
+		if (v->err_fd[i] < 0)
+			continue;
+		vh_ioctl(v, VHOST_SET_VRING_ERR, &f);
+	}
+	if (v->err_running) {
+		evfd_signal(v->err_stop_fd);
+		pthread_join(v->err_thread, NULL);
+		v->err_running = false;
+	}
+	for (i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		if (v->err_fd[i] >= 0)
+			close(v->err_fd[i]);
+		v->err_fd[i] = -1;
+	}
+	if (v->err_epfd >= 0)
+		close(v->err_epfd);
+	if (v->err_stop_fd >= 0)
+		close(v->err_stop_fd);
+	v->err_epfd = v->err_stop_fd = -1;
+}
+
+/*
+ * One error eventfd per ring and a thread that turns a signal into
+ * err_fn(). Without them the rings are still served; a broken ring then
+ * only stalls its queue, so a failure here is a warning.
+ */
+static void vh_err_open(struct blk_vhost *v, unsigned int n)
+{
+	sigset_t all, old;
+	unsigned int i;
+	int ret;
+
+	v->err_stop_fd = evfd_new();
+	v->err_epfd = evloop_new();
+	ret = v->err_stop_fd < 0 ? v->err_stop_fd :
+	      v->err_epfd < 0 ? v->err_epfd :
+	      evloop_add(v->err_epfd, v->err_stop_fd, VIRTIO_MAX_QUEUES);
+	for (i = 0; !ret && i < n; i++) {
+		struct vhost_vring_file f = { .index = i };
+
+		v->err_fd[i] = f.fd = evfd_new();
+		ret = f.fd < 0 ? f.fd : evloop_add(v->err_epfd, f.fd, i);
+		if (!ret)
+			ret = vh_ioctl(v, VHOST_SET_VRING_ERR, &f);
+	}
+	if (!ret) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		ret = -pthread_create(&v->err_thread, NULL, vh_err_thread, v);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		v->err_running = !ret;
+	}
+	if (ret < 0) {
+		log_ratelimited(&v->rl, LOG_WARN,
+				"%s: engine=vhost: no ring error reports (%s): "
+				"a broken ring stalls its queue instead of "
+				"NEEDS_RESET", v->name, strerror(-ret));
+		vh_err_close(v, n);
+	}
+}
+
 static int vh_set_backend(struct blk_vhost *v,
 			  const struct vhost_blk_backend *be)
 {
@@ -298,6 +396,7 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 			return ret;
 		}
 	}
+	vh_err_open(v, s->nr_queues);
 	memset(&be, 0, sizeof(be));
 	be.fd = img->fd;
 	be.flags = (img->readonly ? VHOST_BLK_F_READONLY : 0) |
@@ -318,6 +417,7 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 				"kernels kernel/vhost-blk/README lists; or use "
 				"engine=io_uring", v->name,
 				strerror(-ret));
+		vh_err_close(v, s->nr_queues);
 		vh_unset_rings(v, s->nr_queues);
 		return ret;
 	}
@@ -359,6 +459,7 @@ void blk_vhost_stop(struct blk_vhost *v, struct blk_backend_start *s)
 		if (s && i < s->nr_queues)
 			s->queues[i].base = (uint16_t)st.num;
 	}
+	vh_err_close(v, v->nr_started);
 	vh_unset_rings(v, v->nr_started);
 	v->serving = false;
 }

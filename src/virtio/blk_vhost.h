@@ -17,6 +17,7 @@
 #ifndef MICROVM_BLK_VHOST_H
 #define MICROVM_BLK_VHOST_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,8 +50,21 @@ struct blk_vhost_image {
 	const char *serial; /* <= 20 bytes */
 };
 
+/* The module found queue @index's ring broken (VHOST_SET_VRING_ERR). */
+typedef void blk_vhost_err_fn(void *opaque, unsigned int index);
+
 struct blk_vhost {
 	const struct blk_vhost_sys *sys;
+	/* Called from the error thread, set by the caller after open. */
+	blk_vhost_err_fn *err_fn;
+	void *err_opaque;
+	/* While serving: one error eventfd per ring, watched by a thread
+	 * ("<name>-vherr") with a stop eventfd. */
+	int err_fd[VIRTIO_MAX_QUEUES];
+	int err_stop_fd;
+	int err_epfd;
+	pthread_t err_thread;
+	bool err_running;
 	int fd;
 	char name[16];
 	uint64_t features;       /* what the module serves (GET_FEATURES) */
@@ -82,8 +96,10 @@ int blk_vhost_open(struct blk_vhost *v, const struct blk_vhost_sys *sys,
 /**
  * blk_vhost_start() - serve @s's queues from @img: SET_FEATURES, then per
  * queue SET_VRING_NUM, SET_VRING_ADDR, SET_VRING_BASE (queues[i].base),
- * SET_VRING_KICK (its ioeventfd), then VHOST_BLK_SET_BACKEND. The call
- * eventfds are set apart (blk_vhost_set_call()).
+ * SET_VRING_KICK (its ioeventfd), SET_VRING_ERR (an eventfd a thread
+ * watches: a ring the vhost core finds broken calls v->err_fn), then
+ * VHOST_BLK_SET_BACKEND. The call eventfds are set apart
+ * (blk_vhost_set_call()).
  * Return: 0 or -errno; on failure the module serves nothing.
  * Context: the thread handling DRIVER_OK.
  */

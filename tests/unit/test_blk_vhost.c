@@ -88,6 +88,7 @@ static unsigned int ring_index(unsigned long req, void *arg)
 		return ((struct vhost_vring_addr *)arg)->index;
 	case VHOST_SET_VRING_KICK:
 	case VHOST_SET_VRING_CALL:
+	case VHOST_SET_VRING_ERR:
 		return ((struct vhost_vring_file *)arg)->index;
 	default:
 		return 0;
@@ -148,6 +149,7 @@ static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
 	}
 	case VHOST_SET_VRING_KICK:
 	case VHOST_SET_VRING_CALL:
+	case VHOST_SET_VRING_ERR:
 		c->val = ((struct vhost_vring_file *)arg)->fd;
 		break;
 	case VHOST_BLK_SET_BACKEND: {
@@ -365,7 +367,15 @@ static void test_start_stop_restart(void)
 		CHECK(c[3].req == VHOST_SET_VRING_KICK && c[3].index == i &&
 		      c[3].val == kick[i]);
 	}
-	be = at + 1 + 4 * 8;
+	/* Then an error eventfd per ring, for the ring-error thread. */
+	for (i = 0; i < 8; i++) {
+		struct call *c = &fk.log[at + 1 + 4 * 8 + i];
+
+		CHECK(c->req == VHOST_SET_VRING_ERR && c->index == i &&
+		      c->val >= 0);
+	}
+	CHECK(v.err_running);
+	be = at + 1 + 4 * 8 + 8;
 	CHECK_EQ(fk.log[be].req, VHOST_BLK_SET_BACKEND);
 	CHECK_EQ(fk.log[be].val, 9);
 	CHECK_EQ(fk.log[be].nq, 8);
@@ -391,6 +401,9 @@ static void test_start_stop_restart(void)
 		CHECK_EQ(v.stop_base[i], 1000 + 3 * i);
 	}
 	CHECK(!v.serving);
+	/* The error eventfds detached, their thread gone. */
+	CHECK_EQ(count(VHOST_SET_VRING_ERR, at), 8);
+	CHECK(!v.err_running && v.err_fd[0] == -1);
 	/* Stopping twice does nothing more. */
 	at = fk.n;
 	blk_vhost_stop(&v, &bs);
@@ -704,6 +717,21 @@ static void test_pci(void)
 	CHECK(at >= 0 && fk.log[at].nq == NQ && fk.log[at].val == disk.fd &&
 	      fk.log[at].cap == 2048 && fk.log[at].flags == 0);
 
+	/* A ring the vhost core finds broken: its error eventfd, then
+	 * NEEDS_RESET and the config interrupt (virtio 1.2 §2.1.2). */
+	{
+		int e = find(VHOST_SET_VRING_ERR, 0, 1), t;
+
+		CHECK(e >= 0 && fk.log[e].index == 1);
+		evfd_drain(irqfd_of(NQ));
+		if (e >= 0)
+			evfd_signal((int)fk.log[e].val);
+		for (t = 0; t < 200 && !(virtio_get_status(&vdev) &
+					 VIRTIO_STATUS_NEEDS_RESET); t++)
+			usleep(5000);
+		CHECK(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET);
+		CHECK_EQ(evfd_drain(irqfd_of(NQ)), 1);
+	}
 	/* Unmasked: the module's write is the interrupt; no PBA. */
 	for (v = 0; v < NVEC; v++)
 		evfd_drain(irqfd_of(v));

@@ -170,18 +170,33 @@ static bool thread_named(const char *name)
 	return found;
 }
 
-/* The queue thread names itself as it starts: give it up to 2 s. */
-static bool thread_named_soon(const char *name)
+/*
+ * Wait up to 2 s for a thread named @name to be there (@want) or gone:
+ * the queue thread names itself as it starts, and a joined thread's
+ * /proc/self/task entry can outlive pthread_join() for a moment (the
+ * kernel wakes the joiner before it reaps the task).
+ */
+static bool thread_named_wait(const char *name, bool want)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	int i;
 
 	for (i = 0; i < 200; i++) {
-		if (thread_named(name))
+		if (thread_named(name) == want)
 			return true;
 		nanosleep(&ts, NULL);
 	}
 	return false;
+}
+
+static bool thread_named_soon(const char *name)
+{
+	return thread_named_wait(name, true);
+}
+
+static bool thread_gone_soon(const char *name)
+{
+	return thread_named_wait(name, false);
 }
 
 /* Two queues, one thread each, named for top -H; only enabled ones run. */
@@ -199,7 +214,7 @@ static void test_multiqueue(void)
 	CHECK(thread_named_soon(NAME "-q0"));
 	CHECK(!thread_named(NAME "-q1"));
 	set_status(0);
-	CHECK(!thread_named(NAME "-q0"));
+	CHECK(thread_gone_soon(NAME "-q0"));
 
 	drv_start_mask(default_features(), 3);
 	CHECK(thread_named_soon(NAME "-q0"));
@@ -229,14 +244,14 @@ static void test_multiqueue(void)
 	h.vdev.queues[1].kick_fd = -1;
 	drv_start_try(default_features(), 3);
 	CHECK(virtio_get_status(&h.vdev) & VIRTIO_STATUS_NEEDS_RESET);
-	CHECK(!thread_named(NAME "-q0"));
+	CHECK(thread_gone_soon(NAME "-q0"));
 	set_status(0);
 	h.vdev.queues[1].kick_fd = kick_fd;
 	drv_start_mask(default_features(), 3);
 	CHECK(thread_named_soon(NAME "-q1"));
 	dev_close();
-	CHECK(!thread_named(NAME "-q0"));
-	CHECK(!thread_named(NAME "-q1"));
+	CHECK(thread_gone_soon(NAME "-q0"));
+	CHECK(thread_gone_soon(NAME "-q1"));
 }
 
 /* Serial: given, derived (stable per image), refused when bad. */

@@ -21,6 +21,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "vhost_blk.h"
+
 #define ALLOW(name) { .nr = SCMP_SYS(name) }
 #define ALLOW_IF(name, argn, how, x, y)                                  \
 	{ .nr = SCMP_SYS(name), .nargs = 1,                              \
@@ -106,6 +108,10 @@ static const struct confine_rule control_rules[] = {
 static const unsigned long control_ioctls[] = {
 	KVM_IOEVENTFD, KVM_IRQFD, KVM_GET_REGS, KVM_GET_SREGS,
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
+	/* engine=vhost teardown (blk_vhost_stop): stop serving, take the
+	 * ring state back, detach the kick eventfds. */
+	VHOST_BLK_SET_BACKEND, VHOST_GET_VRING_BASE, VHOST_SET_VRING_KICK,
+	VHOST_SET_VRING_ERR,
 };
 
 /*
@@ -135,8 +141,17 @@ static const struct confine_rule vcpu_rules[] = {
 	ALLOW_EQ(seccomp, 0, SECCOMP_SET_MODE_FILTER),
 };
 
+/*
+ * engine=vhost: DRIVER_OK sets the module up and starts it
+ * (blk_vhost_start, with its ring-error thread: clone as above), a reset
+ * stops it (blk_vhost_stop), and MSI-X mask and unmask writes re-point a
+ * queue's call eventfd (pci_msix.c).
+ */
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, KVM_SET_GSI_ROUTING,
+	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_ADDR,
+	VHOST_SET_VRING_BASE, VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL,
+	VHOST_BLK_SET_BACKEND, VHOST_GET_VRING_BASE, VHOST_SET_VRING_ERR,
 };
 
 /*

@@ -20,39 +20,103 @@
 
 /* ---- virtio_dev_ops ---- */
 
+/*
+ * Queues [from, to) of the start: @on, their interrupts come from the
+ * backend's writes to an eventfd the transport picks; off, back to
+ * notify(), what the backend signalled being delivered.
+ */
+static void blk_direct_irq(struct blk_dev *b, unsigned int from,
+			   unsigned int to, bool on)
+{
+	struct virtio_dev *vdev = b->vdev;
+	unsigned int i;
+
+	if (!b->be_ops->direct_irq)
+		return;
+	for (i = from; i < to; i++)
+		vdev->tops->direct_irq(vdev, b->be_start.queues[i].q, on);
+}
+
 static void blk_stop(struct virtio_dev *vdev)
 {
 	struct blk_dev *b = vdev->dev;
+	struct blk_backend_start *s = &b->be_start;
 	unsigned int i;
 
-	for (i = 0; i < vdev->num_queues; i++)
-		blk_queue_stop(&b->queues[i]);
+	b->be_ops->stop(b, s);
+	blk_direct_irq(b, 0, s->nr_queues, false);
+	/* Where serving ended, for a later start without a reset. */
+	for (i = 0; i < s->nr_queues; i++)
+		s->queues[i].q->vq.last_avail_idx = s->queues[i].base;
+	s->nr_queues = 0;
+}
+
+/* The seam's view of every enabled queue whose rings started. */
+static void blk_fill_start(struct blk_dev *b)
+{
+	struct virtio_dev *vdev = b->vdev;
+	struct blk_backend_start *s = &b->be_start;
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	s->gm = b->gm;
+	s->features = vdev->driver_features;
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct virtio_queue *q = &vdev->queues[i];
+		struct blk_backend_queue *bq = &s->queues[s->nr_queues];
+
+		if (!q->enabled || !q->vq.ready)
+			continue;
+		bq->q = q;
+		bq->index = i;
+		bq->size = q->vq.size;
+		bq->desc = q->vq.desc;
+		bq->avail = q->vq.avail;
+		bq->used = q->vq.used;
+		bq->base = q->vq.last_avail_idx;
+		bq->kick_fd = q->kick_fd;
+		s->nr_queues++;
+	}
 }
 
 static int blk_start(struct virtio_dev *vdev)
 {
 	struct blk_dev *b = vdev->dev;
 	uint64_t f = vdev->driver_features;
-	unsigned int i;
+	unsigned int n;
 	int ret;
 
 	b->lim.discard = f & (1ull << VIRTIO_BLK_F_DISCARD);
 	b->lim.write_zeroes = f & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
-	for (i = 0; i < vdev->num_queues; i++) {
-		struct virtio_queue *q = &vdev->queues[i];
-
-		if (!q->enabled || !q->vq.ready)
-			continue;
-		ret = blk_queue_start(&b->queues[i], q);
-		if (ret) {
-			log_ratelimited(&b->rl, LOG_ERROR,
-					"%s: cannot start queue %u: %s",
-					vdev->name, i, strerror(-ret));
-			blk_stop(vdev);
-			return ret;
-		}
+	blk_fill_start(b);
+	if (b->be_ops->direct_irq && !vdev->tops->direct_irq) {
+		log_ratelimited(&b->rl, LOG_ERROR,
+				"%s: transport %s cannot take interrupts from "
+				"%s", vdev->name, vdev->tops->name,
+				b->be_ops->name);
+		return -ENOTSUP;
 	}
+	n = b->be_start.nr_queues;
+	blk_direct_irq(b, 0, n, true);
+	ret = b->be_ops->start(b, &b->be_start);
+	if (ret) {
+		blk_direct_irq(b, 0, n, false);
+		b->be_start.nr_queues = 0;
+		return ret;
+	}
+	/* Queues the backend left out go back to notify(). */
+	blk_direct_irq(b, b->be_start.nr_queues, n, false);
 	return 0;
+}
+
+/* The transport re-pointed a directly signalled queue. */
+static void blk_call_changed(struct virtio_dev *vdev, struct virtio_queue *q,
+			     int fd)
+{
+	struct blk_dev *b = vdev->dev;
+
+	if (b->be_ops->set_call)
+		b->be_ops->set_call(b, q->index, fd);
 }
 
 /* Byte-granular: any offset and width; writes are ignored (no WCE). */
@@ -75,6 +139,7 @@ static const struct virtio_dev_ops blk_ops = {
 	.config_access = blk_config_access,
 	.start = blk_start,
 	.stop = blk_stop,
+	.call_changed = blk_call_changed,
 };
 
 /* ---- creation ---- */
@@ -263,6 +328,10 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 		return -ENOMEM;
 	b->vdev = vdev;
 	b->disk = cfg->disk;
+	b->gm = gm;
+	b->be_ops = cfg->engine == BLK_ENGINE_VHOST ? &blk_backend_vhost :
+						      &blk_backend_threads;
+	b->vhost_sys = cfg->vhost_sys;
 	b->defer_off = cfg->defer_off;
 	b->poll_max_ns = (uint64_t)cfg->poll_us * 1000;
 	ret = blk_set_serial(b, name, cfg->serial);
@@ -281,13 +350,23 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 		b->queues[i].b = b;
 		b->queues[i].epfd = b->queues[i].stop_fd = -1;
 	}
+	snprintf(b->vhost.name, sizeof(b->vhost.name), "%s", name);
+	if (b->be_ops->open) {
+		ret = b->be_ops->open(b);
+		if (ret)
+			goto err_free;
+	}
 	ret = virtio_dev_init(vdev, &blk_ops, b, gm, cfg->num_queues,
-			      cfg->queue_size, blk_features(cfg), name);
+			      cfg->queue_size,
+			      b->be_ops->features(b, blk_features(cfg)), name);
 	if (ret)
-		goto err_free;
+		goto err_close;
 	*out = b;
 	return 0;
 
+err_close:
+	if (b->be_ops->close)
+		b->be_ops->close(b);
 err_free:
 	free(b);
 	return ret;
@@ -302,10 +381,18 @@ void blk_dev_destroy(struct blk_dev *b)
 	virtio_dev_destroy(b->vdev);
 	for (i = 0; i < VIRTIO_MAX_QUEUES; i++)
 		assert(!b->queues[i].running);
+	if (b->be_ops->close)
+		b->be_ops->close(b);
 	free(b);
 }
 
 const char *blk_dev_serial(const struct blk_dev *b)
 {
 	return b->serial;
+}
+
+void blk_dev_print_stats(struct blk_dev *b, int fd)
+{
+	if (b->be_ops->print_stats)
+		b->be_ops->print_stats(b, fd);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * virtio-blk device (virtio 1.2 §5.2) on top of the virtio core and the disk
- * backend: feature set and configuration space, and one I/O thread per
- * enabled queue ("vda-q0", ...) that pops and parses requests, submits each
- * batch to its own disk queue with one flush, and signals at most once per
- * completion batch. It knows nothing of the transport or of files.
+ * backend: feature set and configuration space, and a queue backend
+ * (blk_backend.h) that serves the enabled queues: by default one I/O
+ * thread per queue ("vda-q0", ...) that pops and parses requests, submits
+ * each batch to its own disk queue with one flush, and signals at most once
+ * per completion batch; with BLK_ENGINE_VHOST the vhost-blk kernel module.
+ * It knows nothing of the transport or of files.
  *
  *	blk_dev_create(&b, &vdev, &cfg, &gm, "vda");  // virtio_dev_init()
  *	virtio_mmio_init(&t, &vdev, ...);             // the transport
@@ -66,6 +68,14 @@
  */
 #define BLK_POLL_DEFAULT_US 32u
 
+/* What serves the queues (virtio/blk_backend.h). */
+enum blk_engine {
+	BLK_ENGINE_THREADS, /* the VMM's I/O threads over the disk backend */
+	BLK_ENGINE_VHOST,   /* the vhost-blk kernel module */
+};
+
+struct blk_vhost_sys;
+
 /* Device settings, from the command line via main. */
 struct blk_config {
 	struct disk *disk;       /* opened by the caller, outlives the device */
@@ -78,6 +88,10 @@ struct blk_config {
 				  * suppression), not once per batch */
 	uint32_t poll_us;        /* most busy-polling per wakeup, 0 ..
 				  * BLK_POLL_MAX_US; 0: off */
+	enum blk_engine engine;
+	/* BLK_ENGINE_VHOST: the system calls on /dev/vhost-blk; NULL: the
+	 * real ones (blk_vhost_sys_host), a fake in tests. */
+	const struct blk_vhost_sys *vhost_sys;
 };
 
 struct blk_dev;
@@ -98,8 +112,13 @@ struct blk_dev;
  * queue. Capacity is the disk size in 512-byte sectors, rounded down (a
  * warning names a size that is not a multiple of 512).
  *
+ * With BLK_ENGINE_VHOST the disk must be O_DIRECT on a regular file or
+ * block device; /dev/vhost-blk is opened and set up here (blk_vhost.h),
+ * and the features it cannot serve are not offered.
+ *
  * Return: 0, or -EINVAL (bad queue count or size, poll_us above
- * BLK_POLL_MAX_US, bad serial; a message names the value), -ENOMEM.
+ * BLK_POLL_MAX_US, bad serial; a message names the value), -ENOMEM, or
+ * the vhost setup's -errno (a message names the fix).
  * Context: startup.
  */
 int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
@@ -122,5 +141,13 @@ void blk_dev_destroy(struct blk_dev *b);
  * Return: a NUL-terminated string of at most 20 bytes. Context: any thread.
  */
 const char *blk_dev_serial(const struct blk_dev *b);
+
+/**
+ * blk_dev_print_stats() - what the queue backend can tell for --stats
+ * beyond the core's per-queue counters (vhost: ring positions), one line
+ * per queue; nothing for the I/O threads, which fill the core's counters.
+ * Context: any thread.
+ */
+void blk_dev_print_stats(struct blk_dev *b, int fd);
 
 #endif

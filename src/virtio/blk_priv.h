@@ -14,6 +14,8 @@
 
 #include "util/log.h"
 #include "virtio/blk.h"
+#include "virtio/blk_backend.h"
+#include "virtio/blk_vhost.h"
 
 /* One request slot; a queue has one per ring entry, preallocated. */
 struct blk_slot {
@@ -67,6 +69,11 @@ struct blk_queue {
 struct blk_dev {
 	struct virtio_dev *vdev;
 	struct disk *disk;
+	const struct guest_mem *gm;
+	const struct blk_backend_ops *be_ops; /* what serves the queues */
+	struct blk_backend_start be_start;    /* its queues while running */
+	const struct blk_vhost_sys *vhost_sys;
+	struct blk_vhost vhost;               /* BLK_ENGINE_VHOST */
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
 	uint64_t poll_max_ns;      /* blk_config.poll_us */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];

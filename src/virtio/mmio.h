@@ -27,6 +27,10 @@ struct virtio_mmio {
 	/* No new interrupt while InterruptStatus still has the used-buffer
 	 * bit (default, set by virtio_mmio_init()); false: one per notify. */
 	bool coalesce;
+	/* Queues whose completions an outside signaller (vhost) raises on
+	 * irq_fd itself (tops->direct_irq); InterruptStatus then always
+	 * shows the used-buffer bit. Under vdev->lock. */
+	uint64_t direct;
 	uint32_t device_features_sel;
 	uint32_t driver_features_sel;
 	uint32_t queue_sel;

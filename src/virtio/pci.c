@@ -115,6 +115,7 @@ static void vpci_queue_write_locked(struct virtio_pci *t, unsigned int field,
 		__atomic_store_n(&q->msix_vector,
 				 virtio_pci_vector_check(t, (uint16_t)v),
 				 __ATOMIC_RELEASE);
+		virtio_pci_msix_vector_changed(t);
 		return;
 	}
 	if (!virtio_queue_writable_locked(t->vdev, q))

@@ -121,6 +121,16 @@ struct virtio_pci {
 	uint64_t pba[VIRTIO_PCI_PBA_WORDS];
 	int gsi[VIRTIO_PCI_MAX_VECTORS];
 	int irqfd[VIRTIO_PCI_MAX_VECTORS];
+	/*
+	 * Queues signalled from outside the VMM (vhost; tops->direct_irq),
+	 * under msix_lock: the eventfd the signaller was last given
+	 * (call_fd: the vector's irqfd, or hold_fd while the vector cannot
+	 * be delivered), and per queue the hold eventfd, whose count
+	 * becomes the vector's pending bit (pci_msix.c).
+	 */
+	bool direct[VIRTIO_MAX_QUEUES];
+	int call_fd[VIRTIO_MAX_QUEUES];
+	int hold_fd[VIRTIO_MAX_QUEUES];
 	struct log_ratelimit rl;
 };
 

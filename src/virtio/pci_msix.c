@@ -5,8 +5,17 @@
  * irqfd, or set its PBA bit while the entry or the whole function is
  * masked; unmasking delivers what is pending. The route of a GSI follows
  * the entry's address/data whenever the entry is (or becomes) unmasked.
+ *
+ * A queue served outside the VMM (vhost, tops->direct_irq) writes the
+ * vector's irqfd itself, so no VMM thread is in its completion path.
+ * While the vector cannot be delivered (entry or function masked, MSI-X
+ * off) its signaller is switched to a hold eventfd instead; a PBA read
+ * turns what the hold fd counted into the pending bit, and unmasking
+ * switches the signaller back first, then delivers what it held
+ * (virtio 1.2 §4.1.5.1, PCI 3.0 MSI-X Pending Bits).
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util/evloop.h"
@@ -51,6 +60,103 @@ static void msix_flush_locked(struct virtio_pci *t, unsigned int v)
 		return;
 	t->pba[v / 64] &= ~(1ULL << (v % 64));
 	evfd_signal(t->irqfd[v]);
+}
+
+/* The eventfd @q's outside signaller is to write as things stand. */
+static int msix_direct_target_locked(struct virtio_pci *t,
+				     struct virtio_queue *q)
+{
+	uint16_t v = __atomic_load_n(&q->msix_vector, __ATOMIC_ACQUIRE);
+
+	if (t->msix_enabled && v < t->nr_vectors && !msix_masked_locked(t, v))
+		return t->irqfd[v];
+	return t->hold_fd[q->index];
+}
+
+/* What @q's signaller wrote to its hold fd: delivered as notify() would. */
+static void msix_hold_drain_locked(struct virtio_pci *t,
+				   struct virtio_queue *q)
+{
+	if (t->hold_fd[q->index] < 0 || !evfd_drain(t->hold_fd[q->index]))
+		return;
+	if (t->msix_enabled)
+		msix_signal_locked(t, __atomic_load_n(&q->msix_vector,
+						      __ATOMIC_ACQUIRE));
+	else
+		atomic_fetch_or(&t->vdev->isr, VIRTIO_ISR_QUEUE);
+}
+
+/*
+ * Re-point each directly signalled queue whose target changed. Leaving
+ * the hold fd, the signaller is switched first and the hold fd drained
+ * after, so nothing it wrote in between is lost.
+ */
+static void msix_direct_update_locked(struct virtio_pci *t)
+{
+	struct virtio_dev *vdev = t->vdev;
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct virtio_queue *q = &vdev->queues[i];
+		int fd, old;
+
+		if (!t->direct[i] || !vdev->ops->call_changed)
+			continue;
+		fd = msix_direct_target_locked(t, q);
+		old = t->call_fd[i];
+		if (fd == old)
+			continue;
+		vdev->ops->call_changed(vdev, q, fd);
+		t->call_fd[i] = fd;
+		if (old == t->hold_fd[i])
+			msix_hold_drain_locked(t, q);
+	}
+}
+
+/* Pending bits of held vectors, for a PBA read. */
+static void msix_direct_pending_locked(struct virtio_pci *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->vdev->num_queues; i++)
+		if (t->direct[i] && t->call_fd[i] == t->hold_fd[i])
+			msix_hold_drain_locked(t, &t->vdev->queues[i]);
+}
+
+static void vpci_direct_irq(struct virtio_dev *vdev, struct virtio_queue *q,
+			    bool on)
+{
+	struct virtio_pci *t = vdev->transport;
+	unsigned int i = q->index;
+
+	pthread_mutex_lock(&t->msix_lock);
+	if (on) {
+		if (t->hold_fd[i] < 0)
+			t->hold_fd[i] = evfd_new();
+		if (t->hold_fd[i] < 0) {
+			log_ratelimited(&t->rl, LOG_WARN,
+					"%s: queue %u: no hold eventfd: %s",
+					vdev->name, i,
+					strerror(-t->hold_fd[i]));
+			t->hold_fd[i] = -1;
+		}
+		t->direct[i] = true;
+		t->call_fd[i] = -2; /* none yet: the update below tells it */
+		msix_direct_update_locked(t);
+	} else if (t->direct[i]) {
+		t->direct[i] = false;
+		if (t->call_fd[i] == t->hold_fd[i])
+			msix_hold_drain_locked(t, q);
+		t->call_fd[i] = -1;
+	}
+	pthread_mutex_unlock(&t->msix_lock);
+}
+
+void virtio_pci_msix_vector_changed(struct virtio_pci *t)
+{
+	pthread_mutex_lock(&t->msix_lock);
+	msix_direct_update_locked(t);
+	pthread_mutex_unlock(&t->msix_lock);
 }
 
 static void msix_route_locked(struct virtio_pci *t, unsigned int v)
@@ -100,6 +206,7 @@ const struct virtio_transport_ops virtio_pci_transport_ops = {
 	.name = "pci",
 	.notify = vpci_notify,
 	.notify_config = vpci_notify_config,
+	.direct_irq = vpci_direct_irq,
 };
 
 void virtio_pci_set_config_vector(struct virtio_pci *t, uint16_t v)
@@ -126,6 +233,7 @@ void virtio_pci_msix_control(struct virtio_pci *t, uint16_t ctrl)
 	pthread_mutex_lock(&t->msix_lock);
 	t->msix_enabled = ctrl & PCI_MSIX_FLAGS_ENABLE;
 	t->msix_masked = ctrl & PCI_MSIX_FLAGS_MASKALL;
+	msix_direct_update_locked(t);
 	for (v = 0; v < t->nr_vectors; v++)
 		msix_flush_locked(t, v);
 	pthread_mutex_unlock(&t->msix_lock);
@@ -151,13 +259,19 @@ static void msix_entry_write_locked(struct virtio_pci *t, unsigned int v,
 		e->ctrl = val & PCI_MSIX_ENTRY_CTRL_MASKBIT;
 		break;
 	}
-	if (e->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT)
+	if (e->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT) {
+		/* Masked now: direct signallers go to their hold fds. */
+		if (field == 3 && !was_masked)
+			msix_direct_update_locked(t);
 		return;
+	}
 	/* Unmasked: the route must match before anything is delivered. */
 	if (field != 3 || was_masked)
 		msix_route_locked(t, v);
-	if (field == 3 && was_masked)
+	if (field == 3 && was_masked) {
+		msix_direct_update_locked(t);
 		msix_flush_locked(t, v);
+	}
 }
 
 static void msix_table_dword_locked(struct virtio_pci *t, uint64_t off,
@@ -200,6 +314,7 @@ void virtio_pci_msix_access(struct virtio_pci *t, uint64_t off,
 		} else if (!is_write && o >= VIRTIO_PCI_MSIX_PBA_OFF &&
 			   o - VIRTIO_PCI_MSIX_PBA_OFF < PBA_LEN) {
 			/* The PBA is read only. */
+			msix_direct_pending_locked(t);
 			o -= VIRTIO_PCI_MSIX_PBA_OFF;
 			le_put(data + i, 4, t->pba[o / 8] >> (8 * (o % 8)));
 		}
@@ -216,6 +331,10 @@ int virtio_pci_msix_init(struct virtio_pci *t)
 	if (ret)
 		return -ret;
 	t->config_vector = VIRTIO_MSI_NO_VECTOR;
+	for (v = 0; v < VIRTIO_MAX_QUEUES; v++) {
+		t->direct[v] = false;
+		t->call_fd[v] = t->hold_fd[v] = -1;
+	}
 	for (v = 0; v < t->nr_vectors; v++) {
 		t->table[v].ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT;
 		t->irqfd[v] = -1;
@@ -254,6 +373,11 @@ void virtio_pci_msix_destroy(struct virtio_pci *t)
 				   (uint32_t)t->gsi[v], false);
 		close(t->irqfd[v]);
 		t->irqfd[v] = -1;
+	}
+	for (v = 0; v < VIRTIO_MAX_QUEUES; v++) {
+		if (t->hold_fd[v] >= 0)
+			close(t->hold_fd[v]);
+		t->hold_fd[v] = -1;
 	}
 	pthread_mutex_destroy(&t->msix_lock);
 }

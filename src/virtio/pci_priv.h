@@ -47,6 +47,13 @@ void virtio_pci_msix_control(struct virtio_pci *t, uint16_t ctrl);
  */
 uint16_t virtio_pci_vector_check(const struct virtio_pci *t, uint16_t v);
 
+/**
+ * virtio_pci_msix_vector_changed() - the driver wrote a queue's
+ * msix_vector: re-point the queues signalled from outside the VMM.
+ * Context: vCPU thread, vdev->lock held.
+ */
+void virtio_pci_msix_vector_changed(struct virtio_pci *t);
+
 /** virtio_pci_set_config_vector() / virtio_pci_config_vector(). */
 void virtio_pci_set_config_vector(struct virtio_pci *t, uint16_t v);
 uint16_t virtio_pci_config_vector(struct virtio_pci *t);

@@ -16,6 +16,10 @@
  *     0 (reset) -> ops->stop() (threads joined, in-flight completed)
  *   queue thread: pop, process, push; if virtq_need_notify():
  *     virtio_queue_notify(q) -> defer_call() -> tops->notify() once
+ *   a queue served outside the VMM (vhost): ops->start() calls
+ *     tops->direct_irq(q, on); the transport hands ops->call_changed()
+ *     the eventfd that raises q's interrupt (and a new one whenever
+ *     masking changes which); ops->stop() turns it off again.
  */
 #ifndef MICROVM_VIRTIO_H
 #define MICROVM_VIRTIO_H
@@ -95,6 +99,15 @@ struct virtio_dev_ops {
 	int (*start)(struct virtio_dev *vdev);
 	/* Reset: stop queue threads; in-flight requests finished first. */
 	void (*stop)(struct virtio_dev *vdev);
+	/*
+	 * Optional, for a device whose queues are served outside the VMM
+	 * (vhost): from now on @fd is the eventfd that raises @q's
+	 * used-buffer interrupt. Called by the transport between
+	 * tops->direct_irq(on) and (off), under the transport's interrupt
+	 * lock, so it must not take vdev->lock.
+	 */
+	void (*call_changed)(struct virtio_dev *vdev, struct virtio_queue *q,
+			     int fd);
 };
 
 /* What a transport implements; a const table per transport type. */
@@ -108,6 +121,19 @@ struct virtio_transport_ops {
 	bool (*notify)(struct virtio_dev *vdev, struct virtio_queue *q);
 	/* Raise the configuration-change interrupt. */
 	void (*notify_config)(struct virtio_dev *vdev);
+	/*
+	 * @on: from now on something outside the VMM (a vhost worker)
+	 * signals @q's completions by writing an eventfd; the transport
+	 * picks that eventfd and hands it to ops->call_changed() now and
+	 * whenever its choice changes (MSI-X mask, unmask, a new vector),
+	 * keeping the spec's interrupt semantics. @on false: back to
+	 * notify(); whatever the outside signaller left pending is
+	 * delivered (or stays pending while masked).
+	 * Context: the thread that starts or stops the device, vdev->lock
+	 * held.
+	 */
+	void (*direct_irq)(struct virtio_dev *vdev, struct virtio_queue *q,
+			   bool on);
 };
 
 struct virtio_dev {

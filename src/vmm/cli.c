@@ -43,6 +43,7 @@ static const char usage_text[] =
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
 "                      [,queues=N][,queue-size=N][,defer=on|off]\n"
 "                      [,poll-us=N][,irq-coalesce=on|off]\n"
+"                      [,engine=io_uring|vhost]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
 "                      cache=unsafe IGNORES guest flushes: data the guest\n"
@@ -60,6 +61,11 @@ static const char usage_text[] =
 "                      irq-coalesce (mmio): while the guest has not\n"
 "                      acknowledged an interrupt, completions raise no\n"
 "                      new one (default on; off for measuring)\n"
+"                      engine=vhost: the vhost-blk kernel module serves\n"
+"                      the queues (/dev/vhost-blk: modprobe vhost_blk,\n"
+"                      or the build target vhost-blk-module); not with\n"
+"                      snapshot, defer, poll-us or irq-coalesce.\n"
+"                      Default io_uring: the VMM's own I/O threads\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -76,7 +82,8 @@ static const char usage_text[] =
 "122 guest kernel panic (pvpanic); 123 guest triple fault; 124 --timeout; 125 internal error;\n"
 "159 a forbidden system call (seccomp).\n""Boot-time marks: the guest writes 1 (init reached), 2, 3-15 or 123 (boot\n"
 "complete) to port 0xf8 or MMIO 0xf0101000; microvm logs the time.\n"
-"Environment: MICROVM_KVM_DEVICE overrides /dev/kvm; TMPDIR is where\n"
+"Environment: MICROVM_KVM_DEVICE overrides /dev/kvm,\n"
+"MICROVM_VHOST_BLK_DEVICE /dev/vhost-blk; TMPDIR is where\n"
 "snapshot=on overlays go; MICROVM_SNAPSHOT_REFLINK=off makes them use the\n"
 "cluster map even where the file system could reflink the image.\n";
 
@@ -206,7 +213,19 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 		    (n & (n - 1)))
 			goto bad;
 		d->queue_size = n;
+	} else if (!strcmp(key, "engine")) {
+		if (!strcmp(val, "io_uring"))
+			d->engine = CONFIG_ENGINE_URING;
+		else if (!strcmp(val, "vhost"))
+			d->engine = CONFIG_ENGINE_VHOST;
+		else {
+			snprintf(err, errlen,
+				 "--disk %s: engine '%s' must be io_uring or vhost",
+				 d->spec, val);
+			return -EINVAL;
+		}
 	} else if (!strcmp(key, "defer")) {
+		d->defer_set = true;
 		if (!strcmp(val, "on"))
 			d->defer_off = false;
 		else if (!strcmp(val, "off"))
@@ -265,6 +284,31 @@ static int disk_snapshot_check(struct disk_config *d, char *err,
 	return 0;
 }
 
+/*
+ * engine=vhost: the module reads and writes the image itself (with the
+ * open flags cache= gave it) and has none of the VMM threads' knobs. One message names the
+ * first setting it cannot honour.
+ */
+static int disk_vhost_check(const struct disk_config *d, char *err,
+			    size_t errlen)
+{
+	const char *bad = NULL;
+
+	if (d->snapshot)
+		bad = "snapshot=on (the throwaway overlay lives in microvm)";
+	else if (d->poll_set)
+		bad = "poll-us (polling is the io_uring threads')";
+	else if (d->defer_set)
+		bad = "defer (signalling is the module's)";
+	else if (d->coalesce_off)
+		bad = "irq-coalesce=off (the module raises the interrupts)";
+	if (!bad)
+		return 0;
+	snprintf(err, errlen, "--disk %s: engine=vhost does not combine with %s; use engine=io_uring for it",
+		 d->spec, bad);
+	return -EINVAL;
+}
+
 int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 		   size_t errlen)
 {
@@ -297,6 +341,8 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 		*eq = '\0';
 		ret = disk_key(d, tok, eq + 1, err, errlen);
 	}
+	if (!ret && d->engine == CONFIG_ENGINE_VHOST)
+		ret = disk_vhost_check(d, err, errlen);
 	if (!ret && d->snapshot)
 		ret = disk_snapshot_check(d, err, errlen);
 	if (!ret && d->coalesce_off && d->transport != DISK_TRANSPORT_MMIO) {

@@ -21,6 +21,8 @@
 
 enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };
 enum config_cache { CONFIG_CACHE_NONE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_UNSAFE };
+/* engine=: who serves the queues (io_uring: the VMM's I/O threads). */
+enum config_engine { CONFIG_ENGINE_URING, CONFIG_ENGINE_VHOST };
 
 struct disk_config {
 	const char *spec; /* the --disk argument as given, for messages */
@@ -40,6 +42,8 @@ struct disk_config {
 				  * unacknowledged */
 	bool poll_set;           /* poll-us given; else the default */
 	unsigned int poll_us;    /* 0: no polling */
+	enum config_engine engine;
+	bool defer_set;          /* defer= given */
 };
 
 struct vm_config {

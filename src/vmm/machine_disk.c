@@ -150,10 +150,13 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 		bc.num_queues = VIRTIO_MAX_QUEUES;
 	bc.queue_size = dc->queue_size ? dc->queue_size : DEFAULT_QUEUE_SIZE;
 	bc.poll_us = dc->poll_set ? dc->poll_us : BLK_POLL_DEFAULT_US;
+	bc.engine = dc->engine == CONFIG_ENGINE_VHOST ? BLK_ENGINE_VHOST :
+							BLK_ENGINE_THREADS;
 	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
 	if (ret) {
-		snprintf(err, errlen, "disk %s: cannot create device: %s",
-			 dc->path, strerror(-ret));
+		snprintf(err, errlen, "disk %s: cannot create device%s: %s",
+			 dc->path, bc.engine == BLK_ENGINE_VHOST ?
+			 " (engine=vhost, see above)" : "", strerror(-ret));
 		return ret;
 	}
 	switch (dc->transport) {
@@ -274,6 +277,7 @@ void machine_print_stats(struct machine *m, int fd)
 		if (!m->disks[i].blk)
 			continue;
 		virtio_dev_print_stats(&m->disks[i].vdev, fd);
+		blk_dev_print_stats(m->disks[i].blk, fd);
 		disk_print_stats(&m->disks[i], fd);
 	}
 	arch_machine_print_stats(m, fd);

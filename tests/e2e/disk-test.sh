@@ -11,7 +11,7 @@
 # Usage: disk-test.sh --microvm BIN --artifacts DIR [--transport pci|mmio]
 #        [--cpus N] [--queues N] [--jobs N] [--memory MIB] [--mode MODE]
 #        [--vm-timeout S] [--vm-arg ARG] [--end poweroff|reboot]
-#        [--seccomp-probe]
+#        [--seccomp-probe] [--vhost KO]
 #   --queues N   request queues of the data disk (default: microvm's, one
 #                per vCPU on pci, 1 on mmio)
 #   --jobs N     fio jobs on the data disk, job K pinned to CPU K (0: none)
@@ -22,6 +22,12 @@
 #   --seccomp-probe  run microvm under seccomp-probe.sh and check that
 #                every thread it saw was confined (Seccomp: 2), the I/O
 #                threads under two filters (vCPU's and their own)
+#   --vhost KO   every disk with engine=vhost, served by the module KO
+#                (vhost_blk.ko for the L1 kernel): nested only; L1
+#                insmods the vhost core and KO first and rmmods KO after
+#                the VM (vhost-l1.sh); --stats then checks the module's
+#                ring positions instead of the I/O threads' counters.
+#                Skipped (77) without KO built for the L1 kernel.
 # microvm runs with --verbose: after a crash or the timeout its stderr has
 # the vCPU registers.
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
@@ -60,6 +66,8 @@ mode_args=()
 extra_args=()
 end=poweroff
 probe=()
+wrap=()
+vhost_ko=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -74,6 +82,7 @@ while [ $# -gt 0 ]; do
 	--vm-timeout) vm_timeout=$2; shift 2 ;;
 	--end) end=$2; shift 2 ;;
 	--seccomp-probe) probe=(/bin/sh "$E2E_DIR/seccomp-probe.sh"); shift ;;
+	--vhost) vhost_ko=$2; shift 2 ;;
 	*) echo "disk-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -87,6 +96,20 @@ esac
 jobs=${jobs:-$queues}
 art=$(cd "$art" && pwd -P) || exit 1
 microvm=$(realpath "$microvm") || exit 1
+
+# engine=vhost: the module and the vhost core of L1's kernel, in L1 only
+# (never loaded into this host's kernel).
+engine=
+if [ -n "$vhost_ko" ]; then
+	[ ${#probe[@]} -eq 0 ] || {
+		echo "disk-test: --vhost and --seccomp-probe do not combine" >&2
+		exit 1
+	}
+	e2e_vhost_wrap disk-test "$art" "$vhost_ko"
+	wrap=("${vhost_wrap[@]}")
+	mode_args=(--mode nested)
+	engine=,engine=vhost
+fi
 
 for tool in mkfs.ext4 e2fsck debugfs fio perl; do
 	command -v "$tool" >/dev/null 2>&1 || {
@@ -140,9 +163,9 @@ cmdline+=" microvm.end=$end microvm.marker=$marker"
 vm_args=(--kernel "$art/vmlinuz" --initrd "$art/l2-initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M" --stats
 	 --timeout "$vm_timeout" --verbose
-	 --disk "$work/root.raw,serial=$SERIAL$bus"
-	 --disk "$work/data.raw$bus$data_q"
-	 --disk "$work/ro.raw,readonly=on$bus" "${extra_args[@]}")
+	 --disk "$work/root.raw,serial=$SERIAL$bus$engine"
+	 --disk "$work/data.raw$bus$data_q$engine"
+	 --disk "$work/ro.raw,readonly=on$bus$engine" "${extra_args[@]}")
 
 # run_guest: one boot on fresh copies of the images.
 run_guest()
@@ -155,7 +178,8 @@ run_guest()
 	# ro.raw comes back from nested mode too, so the host sees any change.
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --disk-file "$work/ro.raw" -- \
-		"${probe[@]}" "$microvm" "${vm_args[@]}" 2>stderr | tee console
+		"${wrap[@]}" "${probe[@]}" "$microvm" "${vm_args[@]}" 2>stderr |
+		tee console
 	status=${PIPESTATUS[0]}
 	echo "disk-test: exit status $status after $((SECONDS - start)) s; stderr:"
 	cat stderr
@@ -216,7 +240,59 @@ check_stats()
 		"every queue used" ||
 		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
 }
-check_stats
+# engine=vhost: the module's ring positions per queue of vdb (used idx:
+# its completions modulo 2^16; avail idx at the last stop, where a reset
+# came first), and no request through the I/O threads.
+check_vhost_stats()
+{
+	local summary
+	summary=$(awk -v want="$queues" -v jobs="$jobs" '
+	/^microvm: stats vdb queue [0-9]+ vhost:/ {
+		q = $5
+		for (i = 7; i < NF; i += 2)
+			v[$i] = $(i + 1)
+		n++
+		done = v["used-idx"] > v["avail-idx-at-stop"] ? \
+		       v["used-idx"] : v["avail-idx-at-stop"]
+		if (done > 0)
+			busy++
+		if (v["starts"] < 1)
+			unstarted++
+		printf "vdb queue %s (vhost): used-idx %d avail-idx-at-stop %d starts %d\n", \
+			q, v["used-idx"], v["avail-idx-at-stop"], v["starts"]
+	}
+	/^microvm: stats vdb queue [0-9]+:/ {
+		for (i = 6; i < NF; i += 2)
+			w[$i] = $(i + 1)
+		threads += w["requests"]
+	}
+	END {
+		printf "vdb total (vhost): %d queues, %d busy, %d requests " \
+			"through the I/O threads\n", n, busy, threads
+		bad = 0
+		if (n != want) { print "FAIL " n " vhost stats lines, expected " want; bad = 1 }
+		if (unstarted) { print "FAIL the module never started on " unstarted " queue(s)"; bad = 1 }
+		if (threads != 0) { print "FAIL " threads " requests through the I/O threads"; bad = 1 }
+		if (busy < (jobs > 0 ? (jobs < want ? jobs : want) : 1)) {
+			print "FAIL completions on " busy " queues, expected every queue fio used"
+			bad = 1
+		}
+		exit bad
+	}' stderr)
+	local rc=$?
+	echo "$summary" | sed 's/^/disk-test: stats: /'
+	[ $rc -eq 0 ] && pass "stats: $queues vhost queue lines, every queue" \
+		"used, none through the I/O threads" ||
+		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
+	grep -q '^vhost-l1: rmmod vhost_blk ok' stderr &&
+		pass "vhost_blk unloaded after the VM exited" ||
+		fail "vhost_blk was not unloaded cleanly after the VM"
+}
+if [ -n "$engine" ]; then
+	check_vhost_stats
+else
+	check_stats
+fi
 
 # seccomp-probe.sh's view: every thread confined, each class present.
 check_seccomp()

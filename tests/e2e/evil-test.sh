@@ -12,7 +12,7 @@
 #
 # Usage: evil-test.sh --microvm BIN|--asan BIN --artifacts DIR
 #        [--transport pci|mmio] [--memory MIB] [--huge N] [--rss-margin MIB]
-#        [--mode MODE]
+#        [--mode MODE] [--vhost KO]
 #   --asan[=]BIN    BIN must be an ASan+UBSan build (skipped, 77, when BIN
 #                   is empty or absent); any sanitizer report fails
 #   --huge N        aliased ~250 MiB requests in flight at once (default
@@ -20,6 +20,9 @@
 #   --rss-margin M  VmHWM may exceed guest RAM by M MiB (default 96: the
 #                   binary, its threads and rings; not checked when microvm
 #                   is built with ASan, whose shadow and quarantine differ)
+#   --vhost KO      every disk on engine=vhost, served by the module KO in
+#                   L1 (nested only; vhost-l1.sh loads and unloads it);
+#                   skipped (77) without KO built for the L1 kernel
 # Exit: 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -38,6 +41,7 @@ huge=4
 margin=96
 need_asan=0
 mode_args=()
+vhost_ko=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--huge) huge=$2; shift 2 ;;
 	--rss-margin) margin=$2; shift 2 ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	--vhost) vhost_ko=$2; shift 2 ;;
 	*) echo "evil-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -93,6 +98,13 @@ pass()
 head -c $DATA_SIZE /dev/urandom >data.raw
 head -c $RO_SIZE /dev/urandom >ro.orig
 bus=,transport=$transport
+wrap=()
+if [ -n "$vhost_ko" ]; then
+	e2e_vhost_wrap evil-test "$art" "$vhost_ko"
+	wrap=("${vhost_wrap[@]}")
+	mode_args=(--mode nested)
+	bus+=,engine=vhost
+fi
 # Small queues where the cases want them (16), the default (256) where
 # the huge requests need 252-entry indirect tables.
 disks=(--disk "$work/data.raw$bus,queue-size=16"
@@ -119,7 +131,8 @@ run_guest()
 	MICROVM_E2E_L1_MEMORY=${MICROVM_E2E_L1_MEMORY:-3072} \
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --timeout 600 --disk-file "$work/ro.raw" -- \
-		"$E2E_DIR/evil-l1.sh" -- "$microvm" "${vm_args[@]}" \
+		"${wrap[@]}" "$E2E_DIR/evil-l1.sh" -- "$microvm" \
+		"${vm_args[@]}" \
 		2>stderr | tee console
 	status=${PIPESTATUS[0]}
 	wall=$((SECONDS - start))

@@ -107,3 +107,36 @@ e2e_disk_root()
 	rm -rf "$dir"
 	return $rc
 }
+
+# e2e_vhost_wrap WHO ART KO: engine=vhost runs in L1 only (the module is
+# never loaded into this host's kernel). Sets vhost_wrap, the vhost-l1.sh
+# command that insmods L1's vhost core and KO before the program and
+# rmmods KO after it; exits 77 (WHO: SKIP ...) without KO built for the
+# L1 kernel of ART or without that kernel's vhost core in ART.
+e2e_vhost_wrap()
+{
+	local who=$1 art=$2 ko=$3 kver have core m
+	kver=$(head -n 1 "$art/kernel.stamp" 2>/dev/null)
+	[ -n "$kver" ] || { echo "$who: SKIP: no $art/kernel.stamp"; exit 77; }
+	[ -f "$ko" ] || {
+		echo "$who: SKIP: no vhost_blk.ko ('$ko'): cmake --build" \
+			"build --target vhost-blk-module with" \
+			"linux-headers-$kver installed"
+		exit 77
+	}
+	have=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+	[ "$have" = "$kver" ] || {
+		echo "$who: SKIP: $ko is built for '$have', L1 runs $kver"
+		exit 77
+	}
+	core=$art/kernel/lib/modules/$kver/kernel/drivers/vhost
+	for m in vhost_iotlb vhost; do
+		[ -f "$core/$m.ko" ] || {
+			echo "$who: SKIP: no $core/$m.ko in the artifacts"
+			exit 77
+		}
+	done
+	vhost_wrap=(/bin/sh "$(dirname "${BASH_SOURCE[0]}")/vhost-l1.sh"
+		    --core "$core/vhost_iotlb.ko" --core "$core/vhost.ko"
+		    --module "$(realpath "$ko")" --)
+}

@@ -37,6 +37,7 @@ function(microvm_fuzz_with_clang name short lib_sources seeds)
 			-fsanitize=fuzzer,address,undefined
 			-fno-sanitize-recover=undefined
 			-I${PROJECT_SOURCE_DIR}/src
+			-I${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi
 			${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
 			${MICROVM_FUZZ_LIBS} -o ${out}
 		DEPENDS ${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
@@ -69,7 +70,8 @@ function(microvm_fuzz_target name)
 		add_executable(${name} ${MICROVM_FUZZ_DIR}/${name}.c
 			${lib_sources})
 		target_include_directories(${name} PRIVATE
-			${PROJECT_SOURCE_DIR}/src)
+			${PROJECT_SOURCE_DIR}/src
+			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi)
 		target_compile_options(${name} PRIVATE -g -O1
 			-fsanitize=fuzzer,address,undefined
 			-fno-sanitize-recover=undefined)
@@ -91,7 +93,8 @@ function(microvm_fuzz_target name)
 		add_executable(${name}_replay ${MICROVM_FUZZ_DIR}/${name}.c
 			${MICROVM_FUZZ_DIR}/fuzz_replay.c ${lib_sources})
 		target_include_directories(${name}_replay PRIVATE
-			${PROJECT_SOURCE_DIR}/src)
+			${PROJECT_SOURCE_DIR}/src
+			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi)
 		target_link_libraries(${name}_replay PRIVATE
 			${MICROVM_FUZZ_LIBS})
 		add_test(NAME fuzz.${short}_replay COMMAND ${name}_replay
@@ -104,6 +107,7 @@ endfunction()
 # fuzz_virtq compiles virtio/virtq.c itself, with its guest reads hooked.
 microvm_fuzz_target(fuzz_virtq util/guest_mem.c)
 microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c
+	virtio/blk_backend.c virtio/blk_vhost.c
 	virtio/blk_poll.c virtio/blk_req.c virtio/disk_queue.c virtio/disk_req.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c

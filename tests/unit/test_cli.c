@@ -109,6 +109,28 @@ static void test_disk_ok(void)
 	CHECK(!d.coalesce_off);
 	free(d.path);
 
+	/* engine: io_uring by default; vhost on either transport. */
+	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
+	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,transport=mmio,queues=8",
+				&d, err, sizeof(err)), 0);
+	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
+	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,readonly=on,cache=none",
+				&d, err, sizeof(err)), 0);
+	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,cache=unsafe", &d, err,
+				sizeof(err)), 0);
+	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,engine=io_uring,poll-us=5",
+				&d, err, sizeof(err)), 0);
+	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
+	free(d.path);
+
 	/* irq-coalesce: on by default, off on mmio only (in any order). */
 	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=off,transport=mmio", &d,
 				err, sizeof(err)), 0);
@@ -154,6 +176,19 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	  "snapshot=on does not combine with cache=none" },
 	{ "a.img,snapshot=on,readonly=on",
 	  "snapshot=on and readonly=on exclude each other" },
+	/* engine=: the value, and what vhost cannot honour. */
+	{ "a.img,engine=spdk", "engine 'spdk' must be io_uring or vhost" },
+	{ "a.img,engine=", "engine '' must be io_uring or vhost" },
+	{ "a.img,engine=vhost,snapshot=on",
+	  "engine=vhost does not combine with snapshot=on" },
+	{ "a.img,snapshot=on,engine=vhost",
+	  "engine=vhost does not combine with snapshot=on" },
+	{ "a.img,engine=vhost,poll-us=10",
+	  "engine=vhost does not combine with poll-us" },
+	{ "a.img,engine=vhost,defer=off",
+	  "engine=vhost does not combine with defer" },
+	{ "a.img,engine=vhost,transport=mmio,irq-coalesce=off",
+	  "engine=vhost does not combine with irq-coalesce=off" },
 };
 
 static void test_disk_bad(void)

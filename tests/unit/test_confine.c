@@ -30,6 +30,7 @@
 #include "test.h"
 #include "util/confine.h"
 #include "util/confine_policy.h" /* CONFINE_SANITIZER */
+#include "vhost_blk.h"
 
 /* Set up before the filter, for the call under test. */
 static int spare_fd = -1;
@@ -127,6 +128,27 @@ static int call_ioctl(unsigned long req)
 static int call_kvm_run(void)
 {
 	return call_ioctl(KVM_RUN);
+}
+
+/* engine=vhost: set up and started from a vCPU, stopped at teardown. */
+static int call_vhost_set_backend(void)
+{
+	return call_ioctl(VHOST_BLK_SET_BACKEND);
+}
+
+static int call_vhost_set_vring_call(void)
+{
+	return call_ioctl(VHOST_SET_VRING_CALL);
+}
+
+static int call_vhost_get_vring_base(void)
+{
+	return call_ioctl(VHOST_GET_VRING_BASE);
+}
+
+static int call_vhost_set_features(void)
+{
+	return call_ioctl(VHOST_SET_FEATURES);
 }
 
 static int call_blkdiscard(void)
@@ -253,6 +275,18 @@ static const struct row rows[] = {
 	FORBIDDEN("KVM_RUN", CONFINE_IO, call_kvm_run, "ioctl"),
 	FORBIDDEN("KVM_RUN", CONFINE_MAIN, call_kvm_run, "ioctl"),
 	FORBIDDEN("KVM_RUN", CONFINE_CONSOLE, call_kvm_run, "ioctl"),
+	ALLOWED("VHOST_BLK_SET_BACKEND", CONFINE_VCPU, call_vhost_set_backend),
+	ALLOWED("VHOST_BLK_SET_BACKEND", CONFINE_MAIN, call_vhost_set_backend),
+	FORBIDDEN("VHOST_BLK_SET_BACKEND", CONFINE_IO, call_vhost_set_backend,
+		  "ioctl"),
+	ALLOWED("VHOST_SET_VRING_CALL", CONFINE_VCPU, call_vhost_set_vring_call),
+	FORBIDDEN("VHOST_SET_VRING_CALL", CONFINE_CONSOLE,
+		  call_vhost_set_vring_call, "ioctl"),
+	ALLOWED("VHOST_GET_VRING_BASE", CONFINE_VCPU, call_vhost_get_vring_base),
+	ALLOWED("VHOST_GET_VRING_BASE", CONFINE_MAIN, call_vhost_get_vring_base),
+	ALLOWED("VHOST_SET_FEATURES", CONFINE_VCPU, call_vhost_set_features),
+	FORBIDDEN("VHOST_SET_FEATURES", CONFINE_MAIN, call_vhost_set_features,
+		  "ioctl"),
 	ALLOWED("BLKDISCARD", CONFINE_IO, call_blkdiscard),
 	FORBIDDEN("BLKDISCARD", CONFINE_MAIN, call_blkdiscard, "ioctl"),
 	FORBIDDEN("BLKDISCARD", CONFINE_CONSOLE, call_blkdiscard, "ioctl"),

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs inside the nested harness's L1 for disk-test.sh --vhost: insmods
+# the vhost core (--core KO, in order) and vhost_blk.ko, runs microvm
+# (the rest of the arguments) with /dev/vhost-blk there, then rmmods
+# vhost_blk: a VM that has exited must leave the module unloadable. After
+# each step the kernel log must hold no BUG, Oops or WARNING.
+# Usage: vhost-l1.sh --core KO... --module KO -- MICROVM [ARGS...]
+# Exit: microvm's status; 1 when loading, unloading or the kernel log
+# failed (a "vhost-l1: FAIL" line on stderr says which).
+core=
+ko=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--core) core="$core $2"; shift 2 ;;
+	--module) ko=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "vhost-l1: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+
+fail()
+{
+	echo "vhost-l1: FAIL: $*" >&2
+	dmesg | tail -n 30 | sed 's/^/vhost-l1: dmesg: /' >&2
+	exit 1
+}
+
+oops_check()
+{
+	dmesg | grep -E 'BUG:|Oops|WARNING:|general protection' >&2 &&
+		fail "kernel problem after: $1"
+	return 0
+}
+
+for m in $core; do
+	grep -q "^$(basename "$m" .ko) " /proc/modules ||
+		insmod "$m" || fail "insmod $m"
+done
+insmod "$ko" || fail "insmod $ko"
+i=0
+while [ ! -e /dev/vhost-blk ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -e /dev/vhost-blk ] || fail "no /dev/vhost-blk after insmod $ko"
+echo "vhost-l1: vhost_blk loaded" >&2
+oops_check insmod
+
+"$@"
+status=$?
+echo "vhost-l1: microvm exited with status $status" >&2
+oops_check "the VM"
+rmmod vhost_blk || fail "rmmod vhost_blk after the VM exited"
+grep -q '^vhost_blk ' /proc/modules && fail "vhost_blk still loaded"
+echo "vhost-l1: rmmod vhost_blk ok" >&2
+oops_check rmmod
+exit $status

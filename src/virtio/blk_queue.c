@@ -4,12 +4,9 @@
  * eventfd, its disk queue's completion fd and a stop eventfd; drains the
  * ring with kicks off, at most a queue size of chains per round, parses
  * every chain before executing it, submits the batch with a single flush,
- * and pushes completions inside defer_call sections so that each batch
+ * and pushes completions inside a defer_call section so that each batch
  * raises at most one interrupt (or, with blk_config.defer_off, signals each
- * completion the driver wants to hear of as it is pushed): the batch the
- * disk finished goes out as soon as it is reaped, before the round takes
- * and submits new requests, and what completed while taking them (refused
- * chains, GET_ID) goes out after the submission. Before sleeping
+ * completion the driver wants to hear of as it is pushed). Before sleeping
  * it may busy-poll the ring and the disk queue for a while (blk_poll.c).
  */
 #include <assert.h>
@@ -226,11 +223,11 @@ static bool bq_take_one(struct blk_queue *bq)
 
 /*
  * Drain the avail ring with kicks off (virtq.h usage, §2.7.10). One pass
- * pops at most a queue size of chains less what was pushed since the last
- * notification check: chains that fail at once take no slot, so without
- * the budget a driver refilling the ring would keep the thread here, never
- * reaping nor seeing stop, and push past 65535 entries between two
- * notification checks (§2.7.7.2 compares 16-bit indices). A spent budget sets
+ * pops at most a queue size of chains less what this round already
+ * pushed: chains that fail at once take no slot, so without the budget a
+ * driver refilling the ring would keep the thread here, never reaping nor
+ * seeing stop, and push past 65535 entries between two notification
+ * checks (§2.7.7.2 compares 16-bit indices). A spent budget sets
  * bq->more: the thread polls again at once, kicks still off.
  */
 static void bq_process_ring(struct blk_queue *bq)
@@ -271,45 +268,17 @@ static void bq_process_ring(struct blk_queue *bq)
 	}
 }
 
-/*
- * End of a batch of pushes: the one notification check of §2.7.7.2 for
- * them all (a single interrupt, since the caller's defer_call section
- * merges what virtio_queue_notify() raises).
- */
-static void bq_batch_done(struct blk_queue *bq)
-{
-	struct virtio_queue *q = bq->q;
-
-	if (!bq->pushed)
-		return;
-	if (virtq_need_notify(&q->vq))
-		virtio_queue_notify(q);
-	atomic_fetch_add(&q->stats.batches, 1);
-	bq->pushed = 0;
-}
-
-/*
- * One wakeup: reap and signal that batch; take new requests, flush once,
- * signal what finished meanwhile. The reaped batch is not held back for
- * the take and the io_uring_enter that follow (tens of microseconds at
- * depth 64): the driver refills the ring while this thread submits.
- */
+/* One wakeup: reap, take new requests, flush once, signal once. */
 static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 {
 	struct virtio_queue *q = bq->q;
 	bool defer = !bq->b->defer_off;
 	int ret;
 
-	if (disk_ready) {
-		if (defer)
-			defer_call_begin();
-		disk_queue_reap(bq->dq, bq_complete, bq);
-		bq_batch_done(bq);
-		if (defer)
-			defer_call_end();
-	}
 	if (defer)
 		defer_call_begin();
+	if (disk_ready)
+		disk_queue_reap(bq->dq, bq_complete, bq);
 	if (!bq->stopping && !bq->broken &&
 	    (kicked || bq->throttled || bq->more))
 		bq_process_ring(bq);
@@ -328,7 +297,12 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 					strerror(-ret));
 		bq->queued = 0;
 	}
-	bq_batch_done(bq);
+	if (bq->pushed) {
+		if (virtq_need_notify(&q->vq))
+			virtio_queue_notify(q);
+		atomic_fetch_add(&q->stats.batches, 1);
+		bq->pushed = 0;
+	}
 	if (defer)
 		defer_call_end();
 }

@@ -48,3 +48,8 @@ e2e_add(e2e.vhost.disk_mmio_cpus2_queues1 nested ${E2E_DISK}
 	--transport mmio --cpus 2 --queues 1 --jobs 1 --vhost ${VHOST_BLK_KO})
 e2e_add(e2e.vhost.disk_mmio_cpus8_queues8 nested ${E2E_DISK}
 	--transport mmio --cpus 8 --queues 8 --jobs 8 --vhost ${VHOST_BLK_KO})
+# After e2e.vhost.module_build (tests/vhost/tests.cmake), which builds KO.
+set_tests_properties(e2e.vhost.disk_pci_cpus8_queues8
+	e2e.vhost.disk_pci_cpus2_queues1 e2e.vhost.disk_mmio_cpus2_queues1
+	e2e.vhost.disk_mmio_cpus8_queues8 PROPERTIES
+	FIXTURES_REQUIRED "e2e;vhost_blk_ko")

@@ -535,42 +535,8 @@ static uint64_t bar;
 static unsigned int msix_cap;
 static struct disk disk;
 
-static uint64_t cfg_rd(unsigned int reg, unsigned int len)
-{
-	uint8_t b[8] = { 0 };
-
-	pci_ecam_access(&bus, PCI_ECAM_OFFSET(0, SLOT, 0, reg), b, len, false);
-	return le_get(b, len);
-}
-
-static void cfg_wr(unsigned int reg, unsigned int len, uint64_t v)
-{
-	uint8_t b[8];
-
-	le_put(b, len, v);
-	pci_ecam_access(&bus, PCI_ECAM_OFFSET(0, SLOT, 0, reg), b, len, true);
-}
-
-static uint64_t bar_rd(uint64_t off, unsigned int len)
-{
-	uint8_t b[8] = { 0 };
-
-	pci_mmio_access(&bus, bar + off - WIN_BASE, b, len, false);
-	return le_get(b, len);
-}
-
-static void bar_wr(uint64_t off, unsigned int len, uint64_t v)
-{
-	uint8_t b[8];
-
-	le_put(b, len, v);
-	pci_mmio_access(&bus, bar + off - WIN_BASE, b, len, true);
-}
-
-static void common_wr(unsigned int reg, unsigned int len, uint64_t v)
-{
-	bar_wr(VIRTIO_PCI_COMMON_OFF + reg, len, v);
-}
+/* cfg_rd/wr, bar_rd/wr, common_rd/wr over bus, bar, SLOT, WIN_BASE. */
+#include "pci_access.h"
 
 static uint64_t entry(unsigned int v, unsigned int field)
 {

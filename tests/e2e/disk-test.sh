@@ -134,6 +134,19 @@ pass()
 	echo "disk-test: ok: $*"
 }
 
+# stats_verdict RC SUMMARY PASS-TEXT...: print an awk check's summary of
+# the --stats lines, then pass with PASS-TEXT (RC 0) or fail with its
+# FAIL lines.
+stats_verdict()
+{
+	local rc=$1 summary=$2
+
+	shift 2
+	echo "$summary" | sed 's/^/disk-test: stats: /'
+	[ "$rc" -eq 0 ] && pass "$@" ||
+		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
+}
+
 token=e2e-token-$$-$RANDOM
 head -c $PAT_A_LEN /dev/urandom >pattern-a
 head -c $PAT_B_LEN /dev/urandom >pattern-b
@@ -234,11 +247,8 @@ check_stats()
 		}
 		exit bad
 	}' stderr)
-	local rc=$?
-	echo "$summary" | sed 's/^/disk-test: stats: /'
-	[ $rc -eq 0 ] && pass "stats: $queues queue lines, signals < requests," \
-		"every queue used" ||
-		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
+	stats_verdict $? "$summary" "stats: $queues queue lines," \
+		"signals < requests, every queue used"
 }
 # engine=vhost: the module's ring positions per queue of vdb (used idx:
 # its completions modulo 2^16; avail idx at the last stop, where a reset
@@ -279,11 +289,8 @@ check_vhost_stats()
 		}
 		exit bad
 	}' stderr)
-	local rc=$?
-	echo "$summary" | sed 's/^/disk-test: stats: /'
-	[ $rc -eq 0 ] && pass "stats: $queues vhost queue lines, every queue" \
-		"used, none through the I/O threads" ||
-		fail "stats: $(echo "$summary" | grep '^FAIL' | tr '\n' ';')"
+	stats_verdict $? "$summary" "stats: $queues vhost queue lines," \
+		"every queue used, none through the I/O threads"
 	grep -q '^vhost-l1: rmmod vhost_blk ok' stderr &&
 		pass "vhost_blk unloaded after the VM exited" ||
 		fail "vhost_blk was not unloaded cleanly after the VM"

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -191,9 +193,14 @@ static int disk_probe(struct disk *d, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	} else if (S_ISREG(st.st_mode)) {
+		struct statfs fs;
+
 		d->size = st.st_size;
 		d->phys_block = st.st_blksize;
 		disk_probe_file_align(d, &st);
+		d->mem_backed = !fstatfs(d->fd, &fs) &&
+				(fs.f_type == TMPFS_MAGIC ||
+				 fs.f_type == RAMFS_MAGIC);
 	} else {
 		return disk_fail(err, errlen, -EINVAL,
 				 "disk %s: not a regular file or block device",

@@ -106,6 +106,9 @@ struct disk_stats {
 				     * that batching saves) */
 	_Atomic uint64_t copy_ups;  /* snapshot: clusters copied to the
 				     * overlay */
+	_Atomic uint64_t inline_calls; /* uring engine: reads and writes of
+					* a memory-backed image made in the
+					* queue thread (disk_uring.c) */
 };
 
 struct disk_engine_ops;
@@ -130,6 +133,7 @@ struct disk {
 	uint32_t mem_align;   /* O_DIRECT: segment base address multiple */
 	uint32_t phys_block;  /* physical block (device) or fs block (file) */
 	bool is_blockdev;
+	bool mem_backed;      /* a regular file on tmpfs or ramfs */
 	bool can_discard;
 	bool can_write_zeroes;
 	enum disk_cache cache;

@@ -216,6 +216,15 @@ void disk_req_abandon(struct disk_req *r);
 void disk_queue_complete(struct disk_queue *q, struct disk_req *r);
 
 /**
+ * disk_kcall_run() - make kernel call @kc at once, blocking (the sync
+ * engine; the uring engine's memory-backed reads and writes).
+ * @fd: the descriptor @kc->file names.
+ * @kc: the call.
+ * Return: its result as disk_req_next() takes it (bytes, 0 or -errno).
+ */
+int64_t disk_kcall_run(int fd, const struct disk_kcall *kc);
+
+/**
  * disk_queue_signal() - make the completion fd readable.
  * @q: queue.
  * Context: the queue's thread.

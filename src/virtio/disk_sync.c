@@ -13,7 +13,7 @@
 
 #include "virtio/disk_engine.h"
 
-static int64_t sync_call(int fd, const struct disk_kcall *kc)
+int64_t disk_kcall_run(int fd, const struct disk_kcall *kc)
 {
 	ssize_t n;
 
@@ -69,8 +69,8 @@ static void sync_submit(struct disk_queue *q, struct disk_req *r,
 	struct disk *d = q->disk;
 
 	while (disk_req_next(d, r,
-			     sync_call(kc.file == DISK_FILE_BASE ?
-				       d->base_fd : d->fd, &kc),
+			     disk_kcall_run(kc.file == DISK_FILE_BASE ?
+					    d->base_fd : d->fd, &kc),
 			     &kc) == DISK_REQ_CALL)
 		;
 	disk_queue_complete(q, r);

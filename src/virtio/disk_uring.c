@@ -6,7 +6,15 @@
  * image; every SQE must carry IOSQE_FIXED_FILE; no register call is
  * allowed once enabled), then enabled. Completions signal the queue's
  * eventfd; disk_queue_reap() turns CQEs into finished requests and
- * resubmits continuations of short transfers. disk_queue_flush() is one io_uring_enter for the whole batch.
+ * resubmits continuations of short transfers. disk_queue_flush() is one
+ * io_uring_enter for the whole batch.
+ *
+ * Reads and writes of a memory-backed image (tmpfs, ramfs; page cache
+ * only) are made in the queue thread instead: such a file takes no
+ * RWF_NOWAIT, so io_uring hands every one to an io-wq worker, and the
+ * hand-off (a wakeup, a worker's run, its completion) costs more CPU than
+ * the copy it carries. In the thread each is one preadv/pwritev that only
+ * copies memory; the batch still ends with one completion signal.
  */
 #include <assert.h>
 #include <errno.h>
@@ -23,6 +31,8 @@ struct uring_queue {
 	struct io_uring ring;
 	unsigned int queued;    /* SQEs prepared since the last submit */
 	unsigned int in_kernel; /* requests with an SQE or CQE pending */
+	bool inline_done;       /* finished in the thread since the last
+				 * flush: signal the completion fd */
 };
 
 static struct uring_queue *to_uq(struct disk_queue *q)
@@ -182,12 +192,33 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 	uq->queued++;
 }
 
+/* A transfer the thread makes itself: see the head of this file. */
+static bool uring_inline(const struct disk *d, const struct disk_kcall *kc)
+{
+	return d->mem_backed && !d->direct && kc->file == DISK_FILE_MAIN &&
+	       (kc->op == DISK_KOP_READV || kc->op == DISK_KOP_WRITEV);
+}
+
 static void uring_submit(struct disk_queue *q, struct disk_req *r,
 			 const struct disk_kcall *kc)
 {
 	struct uring_queue *uq = to_uq(q);
+	struct disk *d = q->disk;
+	struct disk_kcall c = *kc;
 
-	uring_prep(uq, r, kc);
+	/* Continuations (short transfers) too, each bounded by the
+	 * request's length, as in the sync engine. */
+	while (uring_inline(d, &c)) {
+		atomic_fetch_add_explicit(&d->stats.inline_calls, 1,
+					  memory_order_relaxed);
+		if (disk_req_next(d, r, disk_kcall_run(d->fd, &c), &c) !=
+		    DISK_REQ_CALL) {
+			disk_queue_complete(q, r);
+			uq->inline_done = true;
+			return;
+		}
+	}
+	uring_prep(uq, r, &c);
 	uq->in_kernel++;
 }
 
@@ -197,6 +228,11 @@ static int uring_flush(struct disk_queue *q)
 	struct uring_queue *uq = to_uq(q);
 	int ret;
 
+	if (uq->inline_done) {
+		/* One wakeup for the batch's in-thread completions. */
+		uq->inline_done = false;
+		disk_queue_signal(q);
+	}
 	if (!uq->queued)
 		return 0;
 	do {

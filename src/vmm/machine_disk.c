@@ -235,7 +235,8 @@ void machine_close_disks(struct machine *m)
 
 /*
  * The image's failed requests per operation, bounces, continuations,
- * io_uring submissions and (snapshot disks) clusters copied up.
+ * io_uring submissions, transfers made in the queue thread (a
+ * memory-backed image) and (snapshot disks) clusters copied up.
  */
 static void disk_print_stats(struct machine_disk *md, int fd)
 {
@@ -245,7 +246,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		"microvm: stats %s disk: read-errors %llu write-errors %llu "
 		"flush-errors %llu discard-errors %llu write-zeroes-errors "
 		"%llu bounced %llu bounce-waits %llu resubmits %llu "
-		"uring-enters %llu copy-ups %llu\n",
+		"uring-enters %llu inline-rw %llu copy-ups %llu\n",
 		md->vdev.name,
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
@@ -257,6 +258,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		(unsigned long long)atomic_load(&s->bounce_waits),
 		(unsigned long long)atomic_load(&s->resubmits),
 		(unsigned long long)atomic_load(&s->enters),
+		(unsigned long long)atomic_load(&s->inline_calls),
 		(unsigned long long)atomic_load(&s->copy_ups));
 }
 

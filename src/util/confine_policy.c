@@ -160,8 +160,10 @@ static const unsigned long vcpu_ioctls[] = {
  * io_uring, and runs block-device discard and write-zeroes at once
  * (BLKDISCARD, BLKZEROOUT). Disk reads and writes go through the ring,
  * except a snapshot disk's copy-up of a cluster on its first write
- * (preadv of the image, pwritev of the overlay, one cluster, at once);
- * no fallocate here (the sync engine is for tests only).
+ * (preadv of the image, pwritev of the overlay, one cluster, at once)
+ * and every read and write of an image on tmpfs or ramfs (preadv,
+ * pwritev: see disk_uring.c); no fallocate here (the sync engine is for
+ * tests only).
  */
 static const struct confine_rule io_rules[] = {
 	ALLOW(epoll_wait),

@@ -288,6 +288,18 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 		bq->pending = NULL;
 		bq->queued++;
 	}
+	/*
+	 * Finished while being submitted (a memory-backed image): into the
+	 * used ring now, under this round's one signal. That frees room:
+	 * a request left waiting for it goes in, and the ring behind it is
+	 * looked at again next (no wakeup would come for it otherwise).
+	 */
+	if (disk_queue_drain(bq->dq, bq_complete, bq) && bq->pending &&
+	    disk_queue_submit(bq->dq, &bq->pending->dreq) == 0) {
+		bq->pending = NULL;
+		bq->queued++;
+		bq->more = !bq->stopping;
+	}
 	if (bq->queued) {
 		ret = disk_queue_flush(bq->dq);
 		if (ret < 0)

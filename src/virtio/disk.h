@@ -338,6 +338,19 @@ typedef void (*disk_complete_fn)(void *arg, struct disk_req *r);
 int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg);
 
 /**
+ * disk_queue_drain() - finish what has already completed, with no system
+ * call: requests the submitting thread made itself (a memory-backed
+ * image) or refused; nothing is collected from the kernel.
+ * @q: queue.
+ * @fn: called once per finished request.
+ * @arg: passed to @fn.
+ * Return: number of requests finished.
+ * Context: the queue's thread, after disk_queue_submit() and before
+ * disk_queue_flush(), which then has no completion to signal for them.
+ */
+int disk_queue_drain(struct disk_queue *q, disk_complete_fn fn, void *arg);
+
+/**
  * disk_queue_ready() - whether disk_queue_reap() has something to finish,
  * without a system call: a peek for a thread that busy-polls instead of
  * waiting on disk_queue_fd().

@@ -30,6 +30,9 @@ struct disk_queue {
 	int efd;                     /* completion eventfd */
 	struct disk_req *done_head;  /* finished, waiting for the reap */
 	struct disk_req **done_tail;
+	/* Finished in the thread with no signal written for them yet:
+	 * disk_queue_flush() writes it, disk_queue_drain() makes it moot. */
+	bool signal_owed;
 	struct disk_bounce bounce;
 };
 

@@ -103,7 +103,14 @@ int disk_queue_submit(struct disk_queue *q, struct disk_req *r)
 
 int disk_queue_flush(struct disk_queue *q)
 {
-	return q->disk->ops->flush(q);
+	int ret = q->disk->ops->flush(q);
+
+	if (q->signal_owed) {
+		/* One wakeup for the batch finished in the thread. */
+		q->signal_owed = false;
+		disk_queue_signal(q);
+	}
+	return ret;
 }
 
 int disk_queue_fd(struct disk_queue *q)
@@ -111,17 +118,13 @@ int disk_queue_fd(struct disk_queue *q)
 	return q->efd;
 }
 
-int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg)
+/* Finish the done list as it is now. */
+static int disk_queue_finish(struct disk_queue *q, disk_complete_fn fn,
+			     void *arg)
 {
 	struct disk_req *list, *r;
-	uint64_t cnt;
 	int n = 0;
 
-	/* Drain first: anything finishing after this signals again. */
-	if (read(q->efd, &cnt, sizeof(cnt)) < 0)
-		assert(errno == EAGAIN || errno == EINTR);
-	if (q->disk->ops->reap)
-		q->disk->ops->reap(q);
 	/* Detach, so requests that @fn submits and that fail at once wait
 	 * for the next reap instead of looping here. */
 	list = q->done_head;
@@ -136,6 +139,25 @@ int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg)
 		n++;
 	}
 	return n;
+}
+
+int disk_queue_reap(struct disk_queue *q, disk_complete_fn fn, void *arg)
+{
+	uint64_t cnt;
+
+	/* Drain first: anything finishing after this signals again. */
+	if (read(q->efd, &cnt, sizeof(cnt)) < 0)
+		assert(errno == EAGAIN || errno == EINTR);
+	if (q->disk->ops->reap)
+		q->disk->ops->reap(q);
+	return disk_queue_finish(q, fn, arg);
+}
+
+int disk_queue_drain(struct disk_queue *q, disk_complete_fn fn, void *arg)
+{
+	/* What the thread finished needs no wakeup now. */
+	q->signal_owed = false;
+	return disk_queue_finish(q, fn, arg);
 }
 
 bool disk_queue_ready(struct disk_queue *q)

@@ -14,7 +14,8 @@
  * RWF_NOWAIT, so io_uring hands every one to an io-wq worker, and the
  * hand-off (a wakeup, a worker's run, its completion) costs more CPU than
  * the copy it carries. In the thread each is one preadv/pwritev that only
- * copies memory; the batch still ends with one completion signal.
+ * copies memory. The caller collects them with disk_queue_drain() in the
+ * same round, or disk_queue_flush() signals the batch once.
  */
 #include <assert.h>
 #include <errno.h>
@@ -31,8 +32,6 @@ struct uring_queue {
 	struct io_uring ring;
 	unsigned int queued;    /* SQEs prepared since the last submit */
 	unsigned int in_kernel; /* requests with an SQE or CQE pending */
-	bool inline_done;       /* finished in the thread since the last
-				 * flush: signal the completion fd */
 };
 
 static struct uring_queue *to_uq(struct disk_queue *q)
@@ -214,7 +213,7 @@ static void uring_submit(struct disk_queue *q, struct disk_req *r,
 		if (disk_req_next(d, r, disk_kcall_run(d->fd, &c), &c) !=
 		    DISK_REQ_CALL) {
 			disk_queue_complete(q, r);
-			uq->inline_done = true;
+			q->signal_owed = true;
 			return;
 		}
 	}
@@ -228,11 +227,6 @@ static int uring_flush(struct disk_queue *q)
 	struct uring_queue *uq = to_uq(q);
 	int ret;
 
-	if (uq->inline_done) {
-		/* One wakeup for the batch's in-thread completions. */
-		uq->inline_done = false;
-		disk_queue_signal(q);
-	}
 	if (!uq->queued)
 		return 0;
 	do {

@@ -36,11 +36,13 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DMICROVM_WERROR=ON \
 if [ "$kind" = asan-microvm ]; then
 	exec cmake --build "$build" -j "$(nproc)" --target microvm
 fi
-# Build only what the selected tests run: unit.test_X runs target
-# test_X; the crash tier's tests all run crash_blk.
+# Build only what the selected tests run: unit.test_X (and its tmpfs
+# run, unit.test_X_shm) runs target test_X; the crash tier's tests all
+# run crash_blk.
 mapfile -t targets < <(cd "$build" && ctest -N "${select[@]}" |
 	sed -n -e 's/^ *Test *#[0-9]*: unit\.\(test_[a-z0-9_]*\)$/\1/p' \
-	       -e 's/^ *Test *#[0-9]*: crash\..*$/crash_blk/p' | sort -u)
+	       -e 's/^ *Test *#[0-9]*: crash\..*$/crash_blk/p' |
+	sed 's/_shm$//' | sort -u)
 if [ ${#targets[@]} -eq 0 ]; then
 	echo "run.sh: no tests selected by ${select[*]}" >&2
 	exit 1

@@ -18,7 +18,9 @@
  * which writes the status byte and fills the used ring. A queue has at
  * most vq->num requests in flight (a pool allocated at start, sized by the
  * VMM's ring size, never by the guest). Validation and status codes follow
- * microvm's userspace device (src/virtio/blk_req.c).
+ * microvm's userspace device (src/virtio/virtq.c, blk_req.c): each chain
+ * the vhost core accepts is walked again under virtq.c's stricter rules,
+ * and misaligned buffers on an O_DIRECT image go through the page cache.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -32,6 +34,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/virtio_blk.h>
@@ -186,6 +189,63 @@ static bool vhost_blk_in_range(u64 sector, u64 nsect, u64 capacity)
 	return sector <= capacity && nsect <= capacity - sector;
 }
 
+/*
+ * Whether direct I/O would refuse @len bytes of @it at @pos with -EINVAL:
+ * the block layer wants position, length and every segment's address and
+ * length aligned to the logical block size (block/fops.c, fs/direct-io.c
+ * and iomap's bdev_iter_is_aligned() test no more than this), and
+ * addresses to the queue's DMA alignment. iov_iter_alignment() ORs every
+ * segment's base and length; the walk is bounded by the iovec count.
+ */
+static bool vhost_blk_dio_misaligned(struct file *file, loff_t pos,
+				     size_t len, const struct iov_iter *it)
+{
+	struct inode *inode = file_inode(file);
+	struct block_device *bdev;
+	unsigned long mask;
+
+	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
+					inode->i_sb->s_bdev;
+	if (!bdev)
+		return false;
+	mask = (bdev_logical_block_size(bdev) - 1) |
+	       queue_dma_alignment(bdev_get_queue(bdev));
+	return ((unsigned long)pos | len | iov_iter_alignment(it)) & mask;
+}
+
+/*
+ * A misaligned request on an O_DIRECT image, as the userspace device's
+ * bounce does it but with no buffer of the guest's size: the same iterator
+ * through the page cache (synchronously, in the worker), a write then
+ * written back and waited for, so that it is on the device as the direct
+ * write it replaces would be; the range's clean pages are dropped, so the
+ * page cache holds no more of the image than direct I/O would leave.
+ */
+static ssize_t vhost_blk_rw_buffered(struct vhost_blk_req *r,
+				     struct file *file, struct iov_iter *it,
+				     bool write)
+{
+	struct address_space *mapping = file->f_mapping;
+	loff_t pos = r->iocb.ki_pos;
+	ssize_t ret;
+	int err;
+
+	r->iocb.ki_flags &= ~IOCB_DIRECT;
+	r->iocb.ki_complete = NULL; /* a sync kiocb: never -EIOCBQUEUED */
+	ret = write ? call_write_iter(file, &r->iocb, it) :
+		      call_read_iter(file, &r->iocb, it);
+	if (ret <= 0)
+		return ret;
+	if (write) {
+		err = filemap_write_and_wait_range(mapping, pos, pos + ret - 1);
+		if (err)
+			return err;
+	}
+	invalidate_mapping_pages(mapping, pos >> PAGE_SHIFT,
+				 (pos + ret - 1) >> PAGE_SHIFT);
+	return ret;
+}
+
 static void vhost_blk_rw(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 			 struct iov_iter *it, u64 sector, bool write)
 {
@@ -209,10 +269,14 @@ static void vhost_blk_rw(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 			kiocb_start_write(&r->iocb);
 			r->write_started = true;
 		}
-		ret = call_write_iter(file, &r->iocb, it);
-	} else {
-		ret = call_read_iter(file, &r->iocb, it);
 	}
+	if ((r->iocb.ki_flags & IOCB_DIRECT) &&
+	    vhost_blk_dio_misaligned(file, r->iocb.ki_pos, r->len, it))
+		ret = vhost_blk_rw_buffered(r, file, it, write);
+	else if (write)
+		ret = call_write_iter(file, &r->iocb, it);
+	else
+		ret = call_read_iter(file, &r->iocb, it);
 	/* Anything but "queued" (a buffered or failed call) is final. */
 	if (ret != -EIOCBQUEUED)
 		vhost_blk_ki_complete(&r->iocb, ret);
@@ -293,10 +357,98 @@ static void vhost_blk_dwz(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 }
 
 /*
+ * The user address of the indirect table at guest-physical @addr, @len
+ * bytes, if the memory table maps all of it readable in one region (as
+ * the userspace device's guest_mem_ptr() requires); else NULL. vq->umem
+ * is stable under vq->mutex (vhost_set_memory() takes every vq mutex).
+ */
+static struct vring_desc __user *vhost_blk_table(struct vhost_virtqueue *vq,
+						 u64 addr, u32 len)
+{
+	const struct vhost_iotlb_map *map;
+	u64 last;
+
+	if (!vq->umem || check_add_overflow(addr, (u64)len - 1, &last))
+		return NULL;
+	map = vhost_iotlb_itree_first(vq->umem, addr, last);
+	if (!map || map->start > addr || map->last < last ||
+	    !(map->perm & VHOST_ACCESS_RO))
+		return NULL;
+	return (struct vring_desc __user *)(uintptr_t)(map->addr + addr -
+						       map->start);
+}
+
+/*
+ * Walk the chain at @head again under the rules of the userspace device
+ * (src/virtio/virtq.c's chain_walk()), which the vhost core's
+ * vhost_get_vq_desc() does not all apply: it reads an indirect table in
+ * order whatever its next fields say, follows NEXT after an INDIRECT
+ * descriptor and takes tables of up to 65536 entries. Here (virtio 1.2
+ * §2.7.5.3): next within the table being walked, INDIRECT only with
+ * INDIRECT_DESC negotiated, never with NEXT, never nested, a table length
+ * a nonzero multiple of 16 of at most the queue size, at most queue-size
+ * buffers in the whole chain, and not all of them empty. At most
+ * 2 * vq->num descriptors are read; nothing is allocated.
+ * The iovecs served are the core's; this only decides whether to serve
+ * them. Returns NULL, or what is wrong.
+ */
+static const char *vhost_blk_check_chain(struct vhost_virtqueue *vq,
+					 unsigned int head)
+{
+	struct vring_desc __user *table = vq->desc;
+	unsigned int entries = vq->num, steps = 0, bufs = 0, i = head;
+	bool indirect = false, empty = true;
+	struct vring_desc d;
+
+	for (;;) {
+		u16 flags;
+		u32 len;
+
+		if (++steps > entries)
+			return "descriptor loop";
+		if (copy_from_user(&d, table + i, sizeof(d)))
+			return "descriptor not readable";
+		flags = vhost16_to_cpu(vq, d.flags);
+		len = vhost32_to_cpu(vq, d.len);
+		if (flags & VRING_DESC_F_INDIRECT) {
+			if (!vhost_has_feature(vq, VIRTIO_RING_F_INDIRECT_DESC))
+				return "indirect not negotiated";
+			if (indirect)
+				return "nested indirect";
+			if (flags & VRING_DESC_F_NEXT)
+				return "indirect with next";
+			if (!len || len % sizeof(d))
+				return "bad indirect table length";
+			if (len / sizeof(d) > vq->num)
+				return "indirect table longer than the queue";
+			table = vhost_blk_table(vq, vhost64_to_cpu(vq, d.addr),
+						len);
+			if (!table)
+				return "indirect table outside guest RAM";
+			entries = len / sizeof(d);
+			steps = 0;
+			i = 0;
+			indirect = true;
+			continue;
+		}
+		if (++bufs > vq->num)
+			return "chain longer than the queue";
+		empty &= !len;
+		if (!(flags & VRING_DESC_F_NEXT))
+			break;
+		i = vhost16_to_cpu(vq, d.next);
+		if (i >= entries)
+			return "next index out of range";
+	}
+	return empty ? "zero-length chain" : NULL;
+}
+
+/*
  * Start the chain @head: @out readable then @in writable iovecs in
- * vq->iov, as vhost_get_vq_desc() left them (it has bounded the chain by
- * the ring size and each buffer by the memory table). No assumption about
- * how header, data and status split across them.
+ * vq->iov, as vhost_get_vq_desc() left them (it has bounded each buffer
+ * by the memory table; vhost_blk_check_chain() the chain by the queue
+ * size). No assumption about how header, data and status split across
+ * them.
  */
 static void vhost_blk_start(struct vhost_blk_queue *q, unsigned int head,
 			    unsigned int out, unsigned int in)
@@ -311,6 +463,7 @@ static void vhost_blk_start(struct vhost_blk_queue *q, unsigned int head,
 	u64 sector, nsect;
 	unsigned int last;
 	size_t len;
+	const char *bad;
 	u32 type;
 
 	r = &q->reqs[q->free[--q->nr_free]];
@@ -318,6 +471,15 @@ static void vhost_blk_start(struct vhost_blk_queue *q, unsigned int head,
 	r->written = 0;
 	r->status = NULL;
 	r->rw = false;
+
+	/* A malformed chain goes back unused, nothing written, as the
+	 * userspace device returns it (bq_push_nostatus()). */
+	bad = vhost_blk_check_chain(&q->vq, head);
+	if (unlikely(bad)) {
+		pr_warn_ratelimited("queue %td: bad chain at head %u: %s\n",
+				    q - b->q, head, bad);
+		return vhost_blk_finish(r, VIRTIO_BLK_S_IOERR);
+	}
 
 	/* Status: the last writable byte (§5.2.6). Without one, the chain
 	 * is returned with nothing written. */

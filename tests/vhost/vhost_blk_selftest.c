@@ -691,19 +691,58 @@ static void t_requests(int fd, uint8_t *model, bool direct)
 	      !memcmp(data, model + 512 * 7, 1024),
 	      "indirect read with the status in the data descriptor: %d/%u",
 	      data[1024], used);
-	if (!direct) {
-		/* Buffered: any byte split works, as in the userspace device. */
-		put_hdr(h, VIRTIO_BLK_T_IN, 7);
-		memset(data, 0, 1024);
-		segs[1] = (struct seg){ gpa(data), 100, true };
-		segs[2] = (struct seg){ gpa(data) + 100, 924, true };
-		segs[3] = (struct seg){ gpa(st), 1, true };
-		*st = 0xff;
-		r = sync_req(&d, 0, segs, 4, false, NULL);
-		check(r == VIRTIO_BLK_S_OK &&
-		      !memcmp(data, model + 512 * 7, 1024),
-		      "read split at byte 100: %d", r);
-	}
+	/* Any byte split works, as in the userspace device (which bounces
+	 * misaligned buffers; O_DIRECT: the module's page-cache path). */
+	put_hdr(h, VIRTIO_BLK_T_IN, 7);
+	memset(data, 0, 1024);
+	segs[1] = (struct seg){ gpa(data), 100, true };
+	segs[2] = (struct seg){ gpa(data) + 100, 924, true };
+	segs[3] = (struct seg){ gpa(st), 1, true };
+	*st = 0xff;
+	r = sync_req(&d, 0, segs, 4, false, NULL);
+	check(r == VIRTIO_BLK_S_OK && !memcmp(data, model + 512 * 7, 1024),
+	      "read split at byte 100: %d", r);
+
+	/*
+	 * Misaligned addresses: a write from data + 0x2001 in 100 + 924
+	 * bytes, then reads into data + 0x4003 (one segment, lengths
+	 * aligned, as the hostile driver's huge_aliased) and data + 0x6005
+	 * (split again), each checked against the model.
+	 */
+	put_hdr(h, VIRTIO_BLK_T_OUT, 9);
+	fill_random(data + 0x2000, 2048);
+	segs[0] = (struct seg){ gpa(h), 16, false };
+	segs[1] = (struct seg){ gpa(data + 0x2001), 100, false };
+	segs[2] = (struct seg){ gpa(data + 0x2001) + 100, 924, false };
+	segs[3] = (struct seg){ gpa(st), 1, true };
+	*st = 0xff;
+	r = sync_req(&d, 0, segs, 4, false, &used);
+	check(r == VIRTIO_BLK_S_OK && used == 1,
+	      "misaligned write%s: status %d, used %u",
+	      direct ? " (O_DIRECT)" : "", r, used);
+	if (r == VIRTIO_BLK_S_OK)
+		memcpy(model + 512 * 9, data + 0x2001, 1024);
+	put_hdr(h, VIRTIO_BLK_T_IN, 9);
+	memset(data + 0x4000, 0, 2048);
+	segs[1] = (struct seg){ gpa(data + 0x4003), 1024, true };
+	segs[2] = (struct seg){ gpa(st), 1, true };
+	*st = 0xff;
+	r = sync_req(&d, 0, segs, 3, false, &used);
+	check(r == VIRTIO_BLK_S_OK && used == 1025 &&
+	      !memcmp(data + 0x4003, model + 512 * 9, 1024),
+	      "misaligned read%s: status %d, used %u",
+	      direct ? " (O_DIRECT)" : "", r, used);
+	put_hdr(h, VIRTIO_BLK_T_IN, 8);
+	memset(data + 0x6000, 0, 2048);
+	segs[1] = (struct seg){ gpa(data + 0x6005), 700, true };
+	segs[2] = (struct seg){ gpa(data + 0x6005) + 700, 836, true };
+	segs[3] = (struct seg){ gpa(st), 1, true };
+	*st = 0xff;
+	r = sync_req(&d, 0, segs, 4, false, &used);
+	check(r == VIRTIO_BLK_S_OK && used == 1537 &&
+	      !memcmp(data + 0x6005, model + 512 * 8, 1536),
+	      "misaligned split read%s: status %d, used %u",
+	      direct ? " (O_DIRECT)" : "", r, used);
 
 	/* DISCARD/WRITE_ZEROES: payload checks, then zeroes on disk. */
 	{
@@ -770,7 +809,8 @@ static void t_requests(int fd, uint8_t *model, bool direct)
 	check(!dev_backend(&d, -1, 0, 0), "stop");
 	dev_close(&d);
 	ok("ok - requests: GET_ID, FLUSH, range, alignment, types, "
-	       "splits, DISCARD/WRITE_ZEROES, read-only%s\n",
+	       "splits, misaligned buffers, DISCARD/WRITE_ZEROES, "
+	       "read-only%s\n",
 	       direct ? " (O_DIRECT)" : "");
 }
 
@@ -830,15 +870,17 @@ static void t_hostile(int fd)
 {
 	static const char *const names[] = { "descriptor loop",
 		"length past RAM", "address past RAM", "no status byte",
-		"indirect table loop", "chain longer than the ring" };
+		"indirect table loop", "chain longer than the ring",
+		"indirect next out of range", "indirect with next",
+		"indirect table longer than the ring" };
 	unsigned int c;
 
 	for (c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
 		struct dev d;
 		struct queue *q;
 		uint8_t *h = slot_hdr(0, 0), *st = slot_status(0, 0);
-		struct seg segs[2];
-		bool done;
+		struct seg segs[3];
+		bool done, refused;
 
 		phase = "hostile";
 		if (dev_open(&d, 1, BASE_FEATURES |
@@ -850,6 +892,7 @@ static void t_hostile(int fd)
 		*st = 0xff;
 		segs[0] = (struct seg){ gpa(h), 16, false };
 		segs[1] = (struct seg){ gpa(slot_data(0, 0)), 512, true };
+		segs[2] = (struct seg){ gpa(st), 1, true };
 		switch (c) {
 		case 0: /* desc 1 points back at desc 0 */
 			fill(&d, 0, 0, segs, 2, false);
@@ -888,14 +931,59 @@ static void t_hostile(int fd)
 			}
 			break;
 		}
+		/*
+		 * Chains the vhost core would serve but virtio 1.2 §2.7.5.3
+		 * and the userspace device refuse: a legal read, each
+		 * broken in one way.
+		 */
+		case 6: { /* the data descriptor's next is past the table */
+			struct vring_desc *t = (void *)(slot_area(0, 0) + 0x80);
+
+			fill(&d, 0, 0, segs, 3, true);
+			t[1].next = 9;
+			break;
+		}
+		case 7: /* INDIRECT with NEXT, to a second status byte */
+			fill(&d, 0, 0, segs, 3, true);
+			q->desc[0].flags |= VRING_DESC_F_NEXT;
+			q->desc[0].next = 1;
+			q->desc[1].addr = gpa(st) + 1;
+			q->desc[1].len = 1;
+			q->desc[1].flags = VRING_DESC_F_WRITE;
+			st[1] = 0xff;
+			break;
+		case 8: { /* a table of 2 * QSZ + 2 entries: 128 KiB read */
+			struct vring_desc *t = (void *)slot_area(0, 2);
+			unsigned int i, last = 2 * QSZ + 1;
+
+			t[0] = (struct vring_desc){ gpa(h), 16,
+						    VRING_DESC_F_NEXT, 1 };
+			for (i = 1; i < last; i++)
+				t[i] = (struct vring_desc){
+					gpa(slot_data(0, 0)), 512,
+					VRING_DESC_F_NEXT | VRING_DESC_F_WRITE,
+					(uint16_t)(i + 1) };
+			t[last] = (struct vring_desc){ gpa(st), 1,
+						       VRING_DESC_F_WRITE, 0 };
+			q->desc[0] = (struct vring_desc){ gpa(t),
+				16 * (last + 1), VRING_DESC_F_INDIRECT, 0 };
+			break;
+		}
 		}
 		publish(&d, 0, 0);
 		done = wait_slot(&d, 0, 0, 500);
+		/* Returned unserved: nothing written, status kept. */
+		refused = done && q->slot[0].used_len == 0 && *st == 0xff;
 		if (c == 3)
-			/* Returned unserved: nothing written, status kept. */
-			check(done && q->slot[0].used_len == 0 && *st == 0xff,
-			      "%s: done %d used %u status %#x", names[c], done,
-			      q->slot[0].used_len, *st);
+			check(refused, "%s: done %d used %u status %#x",
+			      names[c], done, q->slot[0].used_len, *st);
+		else if (c >= 6)
+			/* As the userspace device: returned unserved (or,
+			 * were it ever so, failed with IOERR). */
+			check(refused || (done && *st == VIRTIO_BLK_S_IOERR &&
+					  (c != 7 || st[1] == 0xff)),
+			      "%s: done %d used %u status %#x (%#x)", names[c],
+			      done, q->slot[0].used_len, *st, st[1]);
 		else
 			check(!done || *st == VIRTIO_BLK_S_IOERR,
 			      "%s: completed with status %#x", names[c], *st);

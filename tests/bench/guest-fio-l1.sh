@@ -9,9 +9,19 @@
 # them), QEMU's exits to userspace (its kvm_run_exit trace events).
 #
 # Usage: guest-fio-l1.sh MICROVM QEMU KERNEL INITRD RUNTIME REPEAT PLAN VMMS
+#        [VHOST]
 #   PLAN   "pci:1 pci:2 mmio:1 ..."   VMMS  "microvm qemu", where
 #          "microvm+K=V" is microvm with ",K=V" added to its --disk
-#          (a variant measured side by side, e.g. microvm+poll-us=0)
+#          (a variant measured side by side, e.g. microvm+poll-us=0) and
+#          "microvm-vhost" is microvm with engine=vhost on it
+#   VHOST  "-" or the modules to insmod first, comma-separated, the
+#          vhost core then vhost_blk.ko; rmmod vhost_blk after the last run
+#          (it must succeed, and the kernel log hold no BUG/Oops/WARNING)
+# Kernel-side signals: a kprobe on eventfd_signal() with a hist trigger
+# keyed on the calling task counts, per window, the calls made by the
+# module's workers (tasks "vblk-*": with engine=vhost they write the call
+# eventfd, which is the irqfd, themselves) and by every task; KVM's
+# kvm_msi_set_irq event counts the MSIs KVM delivered (irqfd or not).
 # Stdout: "BENCH-RAW: key=value ..." per run (raw counter deltas; the host
 # computes per-I/O figures), "BENCH-L1: ..." notes. Exit 0 when every run
 # produced its line, 1 otherwise, 77 when no null_blk can be had here.
@@ -21,6 +31,7 @@
 # (extra microvm --disk options, e.g. ",poll-us=50").
 
 microvm=$1 qemu=$2 kernel=$3 initrd=$4 runtime=$5 repeat=$6 plan=$7 vmms=$8
+vhost_mods=${9:--}
 cpus=${MICROVM_BENCH_CPUS:-2}
 mem=${MICROVM_BENCH_MEM:-512}
 depth=${MICROVM_BENCH_DEPTH:-32}
@@ -79,6 +90,77 @@ if [ ! -f $DBG/exits ]; then
 	note "FAIL no $DBG/exits (debugfs with KVM's statistics)"
 	exit 1
 fi
+
+# engine=vhost: the vhost core and the module, before any run.
+vhost_loaded=0
+oops_check()
+{
+	if dmesg | grep -E 'BUG:|Oops|WARNING:|general protection'; then
+		note "FAIL kernel problem after: $1"
+		return 1
+	fi
+	return 0
+}
+if [ "$vhost_mods" != - ]; then
+	for m in $(echo "$vhost_mods" | tr , ' '); do
+		grep -q "^$(basename "$m" .ko) " /proc/modules ||
+			insmod "$m" || { note "FAIL insmod $m"; exit 1; }
+	done
+	i=0
+	while [ ! -e /dev/vhost-blk ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e /dev/vhost-blk ] || { note "FAIL no /dev/vhost-blk"; exit 1; }
+	vhost_loaded=1
+	note "vhost_blk loaded ($vhost_mods)"
+	oops_check insmod || exit 1
+fi
+
+# The kernel-side signal counters (see the head); "na" where tracefs or
+# kprobes are missing.
+TR=/sys/kernel/debug/tracing
+[ -d $TR/events ] || mount -t tracefs none $TR 2>/dev/null
+ktrace=0
+if [ -w $TR/kprobe_events ] &&
+   echo 'p:mvbench/evsig eventfd_signal' >>$TR/kprobe_events 2>/dev/null &&
+   echo 'hist:keys=common_pid.execname:vals=hitcount:size=2048' \
+	>$TR/events/mvbench/evsig/trigger 2>/dev/null; then
+	ktrace=1
+	[ -d $TR/events/kvm/kvm_msi_set_irq ] &&
+		echo 'hist:keys=common_pid.execname:vals=hitcount:size=2048' \
+			>$TR/events/kvm/kvm_msi_set_irq/trigger 2>/dev/null
+else
+	note "no kprobe on eventfd_signal (tracefs $TR): kernel signals na"
+fi
+
+# hist_sum FILE [PATTERN]: the hitcounts of FILE's entries whose task
+# name matches PATTERN (every entry without one).
+hist_sum()
+{
+	[ -r "$1" ] || { echo na; return; }
+	awk -v pat="${2:-.}" '
+	/hitcount:/ {
+		# "{ common_pid: NAME [ PID] } hitcount: N"
+		name = $0
+		sub(/^.*common_pid: */, "", name)
+		sub(/ *\[.*$/, "", name)
+		if (name ~ pat) s += $NF
+	}
+	END { print s + 0 }' "$1"
+}
+
+# trace_sample PREFIX: the kernel-side signal counters, now.
+trace_sample()
+{
+	[ $ktrace = 1 ] || return 0
+	h=$TR/events/mvbench/evsig/hist
+	printf '%sksig_vblk=%s %sksig_all=%s ' "$1" "$(hist_sum $h '^vblk-')" \
+		"$1" "$(hist_sum $h)"
+	[ -r $TR/events/kvm/kvm_msi_set_irq/hist ] &&
+		printf '%skmsi=%s ' "$1" \
+			"$(hist_sum $TR/events/kvm/kvm_msi_set_irq/hist)"
+}
 
 # kvm_sample PREFIX: "PREFIXname=value" for each KVM statistic present.
 kvm_sample()
@@ -174,6 +256,7 @@ one_run()
 	extra=
 	case "$vmm" in
 	microvm+*) extra=",${vmm#microvm+}" ;;
+	microvm-vhost) extra=",engine=vhost" ;;
 	esac
 	out=$work/out err=$work/err fifo=$work/in
 	rm -f $out $err $fifo $work/qemu-trace
@@ -215,14 +298,14 @@ one_run()
 		abandon "no BENCH-FIO-START (boot or warm-up failed)"
 		return 1
 	fi
-	k0=$(kvm_sample k0_)
+	k0="$(kvm_sample k0_)$(trace_sample k0_)"
 	v0=$(vmm_sample $vmm $pid $err v0_)
 	echo go >&3
 	if ! wait_for $out '^#E' $((runtime * 4 + 60)) $pid; then
 		abandon "no end of fio (#E)"
 		return 1
 	fi
-	k1=$(kvm_sample k1_)
+	k1="$(kvm_sample k1_)$(trace_sample k1_)"
 	v1=$(vmm_sample $vmm $pid $err v1_)
 	echo ack >&3
 	wait_for $out BENCH-GUEST-DONE 60 $pid
@@ -267,5 +350,19 @@ for p in $plan; do
 		r=$((r + 1))
 	done
 done
+# engine=vhost: every VM is gone, so the module must unload (at once:
+# rmmod fails while a reference is held).
+if [ $vhost_loaded = 1 ]; then
+	if ! rmmod vhost_blk; then
+		note "FAIL rmmod vhost_blk after the last VM"
+		fails=$((fails + 1))
+	elif grep -q '^vhost_blk ' /proc/modules; then
+		note "FAIL vhost_blk still in /proc/modules after rmmod"
+		fails=$((fails + 1))
+	else
+		note "rmmod vhost_blk ok"
+	fi
+	oops_check "the runs and rmmod" || fails=$((fails + 1))
+fi
 [ $fails -eq 0 ] || { note "FAIL $fails runs without a result"; exit 1; }
 exit 0

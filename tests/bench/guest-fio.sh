@@ -11,6 +11,13 @@
 # Usage: guest-fio.sh [--microvm BIN] [--artifacts DIR] [--runtime S]
 #        [--repeat N] [--transports "pci mmio"] [--queues "1 2"]
 #        [--vmms "microvm qemu"] (microvm+K=V: microvm with ,K=V on --disk) [--quick] [--raw FILE] [--mode MODE]
+#        [--vhost KO]
+#   --vmms      microvm, microvm+K=V, microvm-vhost (microvm with
+#               engine=vhost on the test disk; needs --vhost) and qemu
+#   --vhost KO  vhost_blk.ko built for L1's kernel: L1 insmods its vhost
+#               core and KO before the first run and rmmods KO after the
+#               last (a failed rmmod or a kernel BUG/Oops/WARNING fails
+#               the run); nested only
 #   --plan "pci:2 mmio:1 ..."  transport:queues pairs in this order (instead
 #               of every --transports x --queues pair)
 #   --quick     smoke test: pci, 1 queue, both VMMs, 2 s of fio, 1 repeat
@@ -29,6 +36,8 @@ set -uo pipefail
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 E2E_DIR=$BENCH_DIR/../e2e
 SKIP=77
+# shellcheck source=../e2e/lib.sh
+. "$E2E_DIR/lib.sh"
 
 microvm=$BENCH_DIR/../../build/microvm
 art=$BENCH_DIR/../../build/e2e-artifacts
@@ -41,6 +50,7 @@ raw=
 from_raw=
 plan=
 mode_args=()
+vhost_ko=
 
 die()
 {
@@ -73,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--from-raw) from_raw=$2; shift 2 ;;
 	--plan) plan=$2; shift 2 ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	--vhost) vhost_ko=$2; shift 2 ;;
 	*) die "unknown option '$1' (usage: see the head of $0)" ;;
 	esac
 done
@@ -88,9 +99,11 @@ done
 for v in $vmms; do
 	case "$v" in
 	microvm | qemu) ;;
+	microvm-vhost) [ -n "$vhost_ko" ] ||
+		die "--vmms: microvm-vhost needs --vhost KO (vhost_blk.ko for L1's kernel)" ;;
 	microvm+*=*) [[ "$v" != *[[:space:],]* ]] ||
 		die "--vmms: one K=V per microvm+K=V, not '$v'" ;;
-	*) die "--vmms: microvm, microvm+KEY=VALUE or qemu, not '$v'" ;;
+	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-vhost or qemu, not '$v'" ;;
 	esac
 done
 [ -n "$transports" ] && [ -n "$queues" ] && [ -n "$vmms" ] ||
@@ -133,6 +146,16 @@ for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin; do
 	[ -f "/usr/share/qemu/$f" ] && firmware+=(--file "/usr/share/qemu/$f")
 done
 [ ${#firmware[@]} -gt 0 ] || skip "no QEMU firmware in /usr/share/qemu"
+# engine=vhost: the modules L1 loads, in order, comma-separated (run-guest.sh
+# copies each path of an argument split at ',' into L1); "-": none.
+vhost_mods=-
+if [ -n "$vhost_ko" ]; then
+	e2e_vhost_wrap guest-fio "$art" "$vhost_ko" >&2
+	# vhost_wrap: /bin/sh vhost-l1.sh --core A --core B --module KO --
+	vhost_mods=$(printf '%s\n' "${vhost_wrap[@]}" |
+		awk 'p { printf "%s%s", n++ ? "," : "", $0 } { p = /^--(core|module)$/ }')
+	mode_args=(--mode nested)
+fi
 
 
 # The guest's initramfs: an uncompressed archive with fio, every library
@@ -179,7 +202,7 @@ while :; do
 		--timeout "$limit" "${firmware[@]}" -- \
 		"$BENCH_DIR/guest-fio-l1.sh" "$microvm" "$qemu" "$work/vmlinuz" \
 		"$work/bench-initrd" "$runtime" "$repeat" "$plan" "$vmms" \
-		>"$work/l1.out"
+		"$vhost_mods" >"$work/l1.out"
 	rc=$?
 	tries=$((tries - 1))
 	[ "$rc" -eq 255 ] && [ "$tries" -gt 0 ] || break
@@ -236,11 +259,28 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 	ue = ("v1_uexits" in v) ? sprintf("%.3f", u("uexits") / ios) : "na"
 	line = line " user_exits_per_io=" ue
 	line = line sprintf(" irqs_per_io=%.3f", v["guest_irqs"] / ios)
+	# Kernel side (guest-fio-l1.sh): eventfd_signal() calls by the
+	# vhost-blk workers and by every task, MSIs KVM delivered.
+	kv = ("k1_ksig_vblk" in v) && v["k1_ksig_vblk"] != "na"
+	line = line " kernel_signals_per_io=" (kv ? sprintf("%.3f", d("ksig_vblk") / ios) : "na")
+	line = line " eventfd_signals_per_io=" (kv ? sprintf("%.3f", d("ksig_all") / ios) : "na")
+	line = line " kvm_msis_per_io=" (("k1_kmsi" in v) ? sprintf("%.3f", d("kmsi") / ios) : "na")
 	if (v["vmm"] ~ /^microvm/) {
 		req = u("requests"); bat = u("batches")
-		line = line sprintf(" signals_per_io=%.3f kicks_per_req=%.3f req_per_batch=%.2f irqs_per_batch=%.3f user_io_exits_per_io=%.3f user_mmio_exits_per_io=%.3f requests=%d",
-			u("signals") / ios, req ? u("kicks") / req : 0,
-			bat ? req / bat : 0, bat ? v["guest_irqs"] / bat : 0,
+		# engine=vhost: the module writes the irqfd, not microvm.
+		sig = v["vmm"] == "microvm-vhost" ? \
+			(kv ? sprintf("%.3f", d("ksig_vblk") / ios) : "na") : \
+			sprintf("%.3f", u("signals") / ios)
+		# engine=vhost: no I/O thread, so no kicks, requests or
+		# batches of microvm to count.
+		if (v["vmm"] == "microvm-vhost")
+			batching = " kicks_per_req=na req_per_batch=na irqs_per_batch=na"
+		else
+			batching = sprintf(" kicks_per_req=%.3f req_per_batch=%.2f irqs_per_batch=%.3f",
+				req ? u("kicks") / req : 0, bat ? req / bat : 0,
+				bat ? v["guest_irqs"] / bat : 0)
+		line = line " signals_per_io=" sig batching
+		line = line sprintf(" user_io_exits_per_io=%.3f user_mmio_exits_per_io=%.3f requests=%d",
 			u("uio") / ios, u("ummio") / ios, req)
 	}
 	print line
@@ -248,8 +288,9 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 END { exit bad }' >"$work/runs.txt" || die "a run had no I/O"
 cat "$work/runs.txt"
 
-# The table: mean and min-max over the repeats; the IOPS ratio to QEMU's
-# run of the same transport, queue count and repeat, mean and min-max.
+# The table: mean and min-max over the repeats; the IOPS ratios to QEMU's
+# and to microvm's (io_uring) run of the same transport, queue count and
+# repeat, mean and min-max.
 awk '
 {
 	delete v
@@ -264,8 +305,8 @@ awk '
 	iops[key, v["rep"]] = v["iops"] + 0
 	reps[key] = reps[key] " " v["rep"]
 	n[key]++
-	split("iops kvm_exits_per_io user_exits_per_io irqs_per_io signals_per_io", f, " ")
-	for (j = 1; j <= 5; j++) {
+	split("iops kvm_exits_per_io user_exits_per_io irqs_per_io signals_per_io user_mmio_exits_per_io", f, " ")
+	for (j = 1; j <= 6; j++) {
 		x = v[f[j]]
 		if (x == "" || x == "na") { has[key, j] = has[key, j] + 0; continue }
 		x += 0
@@ -275,34 +316,37 @@ awk '
 		if (!((key, j) in hi) || x > hi[key, j]) hi[key, j] = x
 	}
 }
+# paired(KEY, BASE): the IOPS of KEY over those of the BASE run of the
+# same repeat, mean (min-max); "-" without such runs.
+function paired(key, base,    nr, rs, r, m, c, x, rlo, rhi) {
+	if (key == base || !(base in n)) return "-"
+	nr = split(reps[key], rs, " ")
+	m = 0; rlo = ""; rhi = ""; c = 0
+	for (r = 1; r <= nr; r++) {
+		if (!((base, rs[r]) in iops) || iops[base, rs[r]] <= 0) continue
+		x = iops[key, rs[r]] / iops[base, rs[r]]
+		m += x; c++
+		if (rlo == "" || x < rlo) rlo = x
+		if (rhi == "" || x > rhi) rhi = x
+	}
+	return c ? sprintf("%.2f (%.2f-%.2f)", m / c, rlo, rhi) : "-"
+}
 function cell(key, j, fmt) {
 	if (!has[key, j]) return "-"
 	return sprintf(fmt " (" fmt "-" fmt ")", sum[key, j] / n[key], lo[key, j], hi[key, j])
 }
 END {
 	print ""
-	print "| VMM | transport | queues | runs | guest IOPS | vs QEMU (paired per repeat) | KVM exits/IO | userspace exits/IO | interrupts/IO | irqfd signals/IO |"
-	print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	print "| VMM | transport | queues | runs | guest IOPS | vs QEMU (paired per repeat) | vs microvm io_uring (paired) | KVM exits/IO | userspace exits/IO | of which MMIO | interrupts/IO | irqfd signals/IO |"
+	print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	for (i = 1; i <= nk; i++) {
 		key = order[i]
 		split(key, k, " ")
-		q = "qemu " k[2] " " k[3]
-		ratio = "-"
-		if (k[1] != "qemu" && q in n) {
-			nr = split(reps[key], rs, " ")
-			m = 0; rlo = ""; rhi = ""; c = 0
-			for (r = 1; r <= nr; r++) {
-				if (!((q, rs[r]) in iops) || iops[q, rs[r]] <= 0) continue
-				x = iops[key, rs[r]] / iops[q, rs[r]]
-				m += x; c++
-				if (rlo == "" || x < rlo) rlo = x
-				if (rhi == "" || x > rhi) rhi = x
-			}
-			if (c) ratio = sprintf("%.2f (%.2f-%.2f)", m / c, rlo, rhi)
-		}
-		printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], k[3], n[key],
-			cell(key, 1, "%.0f"), ratio, cell(key, 2, "%.2f"), cell(key, 3, "%.3f"),
-			cell(key, 4, "%.3f"), cell(key, 5, "%.3f")
+		ratio = paired(key, "qemu " k[2] " " k[3])
+		ratio_mv = k[1] == "microvm" ? "-" : paired(key, "microvm " k[2] " " k[3])
+		printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], k[3], n[key],
+			cell(key, 1, "%.0f"), ratio, ratio_mv, cell(key, 2, "%.2f"), cell(key, 3, "%.3f"),
+			cell(key, 6, "%.3f"), cell(key, 4, "%.3f"), cell(key, 5, "%.3f")
 	}
 	print "(mean (min-max) over the runs; emulated nested KVM: only ratios and per-I/O counts mean anything)"
 }' "$work/runs.txt"

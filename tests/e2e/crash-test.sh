@@ -10,13 +10,25 @@
 #
 # Usage: crash-test.sh --microvm BIN --artifacts DIR [--cache none|writeback]
 #        [--count N] [--max-delay-ms MS] [--seed S] [--iterations N]
-#        [--mode MODE]
+#        [--mode MODE] [--transport pci|mmio] [--vhost KO [--hold-open]]
 #   --count N         writes the guest makes at most (default 3000)
 #   --iterations N    N kills in one run of run-guest.sh (one L1 boot),
 #                     each checked where microvm ran (crash-loop.sh);
 #                     iteration i uses seed S + i
 #   --max-delay-ms    the kill comes 0..MS ms after the writer starts
 #   --seed S          replay: the same writes and delay (default random)
+#   --transport T     the disk's transport= (default: microvm's)
+#   --vhost KO        engine=vhost on the disk, served by the module KO
+#                     (vhost_blk.ko for the L1 kernel; nested only): L1
+#                     insmods it (vhost-l1.sh) and after the kill rmmod
+#                     must succeed within 5 s, the module must be gone
+#                     from /proc/modules and the kernel log hold no BUG,
+#                     Oops or WARNING. The kill is armed at the guest's
+#                     first acknowledged flush (then 0..--max-delay-ms,
+#                     default 1500 here) and the writer must not have
+#                     finished: it was writing when the kill came
+#   --hold-open       with --vhost, a self-check: /dev/vhost-blk is kept
+#                     open in L1 across the rmmod, so the test must fail
 # Exit: 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -29,10 +41,13 @@ microvm=
 art=
 cache=none
 count=3000
-max_delay_ms=8000
+max_delay_ms=
 seed=$(( (RANDOM << 30) | (RANDOM << 15) | RANDOM ))
 iterations=1
 mode_args=()
+transport=
+vhost_ko=
+hold_open=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -43,6 +58,9 @@ while [ $# -gt 0 ]; do
 	--seed) seed=$2; shift 2 ;;
 	--iterations) iterations=$2; shift 2 ;;
 	--mode) mode_args=(--mode "$2"); shift 2 ;;
+	--transport) transport=$2; shift 2 ;;
+	--vhost) vhost_ko=$2; shift 2 ;;
+	--hold-open) hold_open=--hold-open; shift ;;
 	*) echo "crash-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -52,7 +70,30 @@ case "$cache" in
 none | writeback) ;;
 *) echo "crash-test: --cache none|writeback, not '$cache'" >&2; exit 1 ;;
 esac
+case "$transport" in
+'' | pci | mmio) ;;
+*) echo "crash-test: --transport pci|mmio, not '$transport'" >&2; exit 1 ;;
+esac
+[ -z "$hold_open" ] || [ -n "$vhost_ko" ] ||
+	{ echo "crash-test: --hold-open needs --vhost KO" >&2; exit 1; }
 art=$(cd "$art" && pwd -P) || exit 1
+kill_after="E2E-CRASH: start"
+# engine=vhost: L1 only; vhost-l1.sh loads the module around blk-ctl.sh.
+wrap=()
+disk_opts=,cache=$cache${transport:+,transport=$transport}
+if [ -n "$vhost_ko" ]; then
+	[ "$iterations" -eq 1 ] ||
+		{ echo "crash-test: --vhost takes one iteration" >&2; exit 1; }
+	e2e_vhost_wrap crash-test "$art" "$vhost_ko"
+	# vhost_wrap ends in "--": the options go before it.
+	wrap=("${vhost_wrap[@]:0:${#vhost_wrap[@]}-1}" --rmmod-wait 5
+	      $hold_open --)
+	mode_args=(--mode nested)
+	disk_opts+=,engine=vhost
+	kill_after="E2E-ACK: "
+	max_delay_ms=${max_delay_ms:-1500}
+fi
+max_delay_ms=${max_delay_ms:-8000}
 microvm=$(realpath "$microvm") || exit 1
 blkcrash=$art/bin/blkcrash
 [ -x "$blkcrash" ] || { echo "crash-test: no $blkcrash (prepare.sh)" >&2; exit 1; }
@@ -76,13 +117,13 @@ crash_initrd initrd.cpio.gz
 
 delay_ms=$("$blkcrash" delay "$seed" "$max_delay_ms") || exit 1
 echo "crash-test: seed $seed (replay: --seed $seed), cache=$cache," \
-	"$count writes at most, kill $delay_ms ms after the writer starts"
+	"$count writes at most, kill $delay_ms ms after '$kill_after'"
 "$blkcrash" init data.raw "$seed" $DATA_SIZE || exit 1
 cmdline="console=ttyS0 quiet panic=-1 microvm.test=crash microvm.seed=$seed"
 cmdline+=" microvm.count=$count"
 vm_args=(--kernel "$art/vmlinuz" --initrd "$work/initrd.cpio.gz"
 	 --cmdline "$cmdline" --cpus 1 --memory 256M --timeout 400 --verbose
-	 --stats --disk "$work/data.raw,cache=$cache")
+	 --stats --disk "$work/data.raw$disk_opts")
 
 # cache=none wants O_DIRECT, which L1's tmpfs refuses: a loop device
 # over the image there (blk-ctl.sh leaves a file system with O_DIRECT be).
@@ -95,8 +136,8 @@ run_guest()
 	"$blkcrash" init data.raw "$seed" $DATA_SIZE || exit 1
 	echo "crash-test: $microvm ${vm_args[*]}"
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
-		--artifacts "$art" --timeout 600 -- \
-		/bin/sh "$E2E_DIR/blk-ctl.sh" --kill-after "E2E-CRASH: start" \
+		--artifacts "$art" --timeout 600 -- "${wrap[@]}" \
+		/bin/sh "$E2E_DIR/blk-ctl.sh" --kill-after "$kill_after" \
 		--delay-ms "$delay_ms" "${loop_args[@]}" -- \
 		"$microvm" "${vm_args[@]}" 2>stderr | tee console
 	status=${PIPESTATUS[0]}
@@ -137,6 +178,30 @@ run_loop()
 }
 [ "$iterations" -eq 1 ] || run_loop
 
+# check_vhost: the kill came while the module served I/O, and then the
+# module unloaded (vhost-l1.sh's lines on stderr).
+check_vhost()
+{
+	local flushes
+	flushes=$(grep -c '^E2E-ACK: ' console.txt)
+	if grep -q '^E2E-CRASH: done ' console.txt; then
+		fail "the writer finished before the kill: no I/O in flight"
+	elif [ "$flushes" -eq 0 ]; then
+		fail "no flush acknowledged: the kill came before the guest's I/O"
+	else
+		echo "crash-test: ok: killed mid-I/O ($flushes flushes," \
+			"$acked writes acknowledged, the writer still running)"
+	fi
+	grep '^vhost-l1: ' stderr
+	if grep -q '^vhost-l1: FAIL' stderr; then
+		fail "vhost-l1: $(sed -n 's/^vhost-l1: FAIL: //p' stderr | head -n 1)"
+	elif grep -q '^vhost-l1: rmmod vhost_blk ok' stderr; then
+		echo "crash-test: ok: $(sed -n 's/^vhost-l1: //p' stderr | grep '^rmmod')"
+	else
+		fail "no word from vhost-l1.sh on rmmod vhost_blk"
+	fi
+}
+
 e2e_boot crash-test stderr
 [ "$status" -ne 77 ] || exit 77
 tr -d '\r' <console >console.txt
@@ -158,6 +223,9 @@ grep '^E2E-CRASH: .*failed' console.txt && fail "the guest writer failed"
 grep -q '^E2E-CRASH: done ' console.txt &&
 	echo "crash-test: note: the writer finished before the kill"
 echo "crash-test: $acked of $count writes acknowledged before the kill"
+if [ -n "$vhost_ko" ]; then
+	check_vhost
+fi
 if [ -n "$block" ]; then
 	if "$blkcrash" verify data.raw "$seed" "$block" "$count" "$acked"; then
 		echo "crash-test: ok: image holds every acknowledged byte"

@@ -55,6 +55,9 @@ static bool unkicked_served(unsigned int k, unsigned int ms)
 	return spin_used(0, (uint16_t)(idx + 1), ms);
 }
 
+/* The CPUs this test may use, as it started. */
+static cpu_set_t allowed;
+
 /*
  * The two CPUs this test pins its threads to: the queue thread on one,
  * the driver (this thread) on the other. Unpinned on a loaded host the
@@ -65,7 +68,6 @@ static bool unkicked_served(unsigned int k, unsigned int ms)
  */
 static bool pin_cpus(int *drv_cpu, int *dev_cpu)
 {
-	static cpu_set_t allowed;
 	static bool got;
 	int c, n = 0;
 
@@ -92,14 +94,23 @@ static void set_cpu(int cpu)
 	CHECK_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
 }
 
+/* Back on every CPU this test may use (after pin_cpus()). */
+static void unpin(void)
+{
+	CHECK_EQ(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
+}
+
 /*
  * The queue thread starts at DRIVER_OK and takes its creator's affinity:
- * this thread is on the device's CPU until then, on its own after.
+ * with @pin this thread is on the device's CPU until then, on its own
+ * after (unpin() after dev_close()). The other tests leave the threads
+ * free: pinned, a preempted queue thread cannot move, and its polling
+ * time (wall time) grows by the preemption.
  */
-static void open_started(uint32_t poll_us, bool event_idx)
+static void open_pinned(uint32_t poll_us, bool event_idx, bool pin)
 {
 	int drv_cpu = -1, dev_cpu = -1;
-	bool pinned = pin_cpus(&drv_cpu, &dev_cpu);
+	bool pinned = pin && pin_cpus(&drv_cpu, &dev_cpu);
 
 	if (pinned)
 		set_cpu(dev_cpu);
@@ -111,6 +122,11 @@ static void open_started(uint32_t poll_us, bool event_idx)
 	drv_start(default_features() | (event_idx ? F(VIRTIO_F_EVENT_IDX) : 0));
 	if (pinned)
 		set_cpu(drv_cpu);
+}
+
+static void open_started(uint32_t poll_us, bool event_idx)
+{
+	open_pinned(poll_us, event_idx, false);
 }
 
 static void spin_ns(uint64_t ns)
@@ -164,7 +180,7 @@ static void test_poll_serves_unkicked(bool event_idx)
 		       disk_engine_name(engine), what);
 		return;
 	}
-	open_started(BLK_POLL_MAX_US, event_idx);
+	open_pinned(BLK_POLL_MAX_US, event_idx, true);
 	st = qstats();
 	/*
 	 * Until 10 are found, or 60 tries on a very busy host. A request
@@ -213,6 +229,7 @@ static void test_poll_serves_unkicked(bool event_idx)
 	CHECK(atomic_load(&st->poll_hits) > 0);
 	CHECK(atomic_load(&st->poll_window_ns) <= BLK_POLL_MAX_US * 1000ull);
 	dev_close();
+	unpin();
 }
 
 /* Polling off: an un-kicked request waits for its kick; no counters. */

@@ -85,6 +85,26 @@ static void mmio_notify_config(struct virtio_dev *vdev)
  * a wakeup and an eventfd write per interrupt on the host. The read of
  * InterruptStatus is an exit either way (virtio 1.2 §4.2.3.4).
  */
+/*
+ * InterruptACK writes of VIRTIO_ISR_QUEUE alone, taken in KVM (@on) or
+ * back in mmio_write_locked(). While a queue is direct the used-buffer bit
+ * is never kept in vdev->isr (nothing but the I/O thread's notify sets
+ * it, and a backend serves all of a device's queues or none), so such an
+ * ACK clears nothing: the guest's handler then costs one exit, its read
+ * of InterruptStatus, where it cost two. An ACK with any other bit (a
+ * configuration change) still reaches the VMM. If KVM refuses, the VMM
+ * keeps taking the write, as before.
+ */
+static void mmio_ack_in_kernel(struct virtio_mmio *t, bool on)
+{
+	if (t->ack_fd < 0 || t->ack_in_kernel == on)
+		return;
+	if (!t->host.ops->ioeventfd(t->host.opaque,
+				    t->base + REG_INTERRUPT_ACK, 4, false,
+				    true, VIRTIO_ISR_QUEUE, t->ack_fd, on))
+		t->ack_in_kernel = on;
+}
+
 static void mmio_direct_irq(struct virtio_dev *vdev, struct virtio_queue *q,
 			    bool on)
 {
@@ -93,11 +113,15 @@ static void mmio_direct_irq(struct virtio_dev *vdev, struct virtio_queue *q,
 
 	if (on) {
 		t->direct |= bit;
+		mmio_ack_in_kernel(t, true);
 		if (vdev->ops->call_changed)
 			vdev->ops->call_changed(vdev, q, t->irq_fd);
 		return;
 	}
 	t->direct &= ~bit;
+	/* Before the notify below sets the bit the ACK must clear. */
+	if (!t->direct)
+		mmio_ack_in_kernel(t, false);
 	/* Completions the driver has not looked at yet: one more look. */
 	mmio_notify(vdev, q);
 }
@@ -285,11 +309,17 @@ int virtio_mmio_init(struct virtio_mmio *t, struct virtio_dev *vdev,
 	t->base = base;
 	t->gsi = gsi;
 	t->coalesce = true;
+	t->ack_in_kernel = false;
 	vdev->transport = t;
 	vdev->tops = &mmio_ops;
+	t->ack_fd = evfd_new();
+	if (t->ack_fd < 0)
+		return t->ack_fd;
 	t->irq_fd = evfd_new();
-	if (t->irq_fd < 0)
-		return t->irq_fd;
+	if (t->irq_fd < 0) {
+		ret = t->irq_fd;
+		goto err_ack;
+	}
 	ret = host->ops->irqfd(host->opaque, t->irq_fd, gsi, true);
 	if (ret)
 		goto err_irq;
@@ -323,6 +353,9 @@ err_queues:
 err_irq:
 	close(t->irq_fd);
 	t->irq_fd = -1;
+err_ack:
+	close(t->ack_fd);
+	t->ack_fd = -1;
 	return ret;
 }
 
@@ -349,5 +382,11 @@ void virtio_mmio_destroy(struct virtio_mmio *t)
 		t->host.ops->irqfd(t->host.opaque, t->irq_fd, t->gsi, false);
 		close(t->irq_fd);
 		t->irq_fd = -1;
+	}
+	/* The reset above took every queue off direct. */
+	if (t->ack_fd >= 0) {
+		mmio_ack_in_kernel(t, false);
+		close(t->ack_fd);
+		t->ack_fd = -1;
 	}
 }

@@ -31,6 +31,12 @@ struct virtio_mmio {
 	 * irq_fd itself (tops->direct_irq); InterruptStatus then always
 	 * shows the used-buffer bit. Under vdev->lock. */
 	uint64_t direct;
+	/* While any queue is direct, an InterruptACK of the used-buffer bit
+	 * alone changes nothing the device keeps, so KVM takes it without
+	 * an exit to the VMM (an ioeventfd matching that value, on ack_fd,
+	 * which nothing reads). Under vdev->lock. */
+	int ack_fd;
+	bool ack_in_kernel;
 	uint32_t device_features_sel;
 	uint32_t driver_features_sel;
 	uint32_t queue_sel;

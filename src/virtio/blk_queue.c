@@ -222,6 +222,21 @@ static bool bq_take_one(struct blk_queue *bq)
 }
 
 /*
+ * The request left waiting for room (bq->pending), submitted again.
+ * Return: whether it went in (or there was none waiting).
+ */
+static bool bq_submit_pending(struct blk_queue *bq)
+{
+	if (!bq->pending)
+		return true;
+	if (disk_queue_submit(bq->dq, &bq->pending->dreq) == -EAGAIN)
+		return false;
+	bq->pending = NULL;
+	bq->queued++;
+	return true;
+}
+
+/*
  * Drain the avail ring with kicks off (virtq.h usage, §2.7.10). One pass
  * pops at most a queue size of chains less what this round already
  * pushed: chains that fail at once take no slot, so without the budget a
@@ -238,12 +253,8 @@ static void bq_process_ring(struct blk_queue *bq)
 	bq->more = false;
 	/* Turned off below; whoever breaks out owns turning them on. */
 	bq->poll.kicks_off = false;
-	if (bq->pending) {
-		if (disk_queue_submit(bq->dq, &bq->pending->dreq) == -EAGAIN)
-			return;
-		bq->pending = NULL;
-		bq->queued++;
-	}
+	if (!bq_submit_pending(bq))
+		return;
 	budget = bq->pushed < bq->size ? bq->size - bq->pushed : 0;
 	for (;;) {
 		virtq_notify_disable(vq);
@@ -282,12 +293,8 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	if (!bq->stopping && !bq->broken &&
 	    (kicked || bq->throttled || bq->more))
 		bq_process_ring(bq);
-	else if (bq->pending && disk_queue_submit(bq->dq,
-						  &bq->pending->dreq) == 0) {
-		/* Stopping: a request already taken still runs. */
-		bq->pending = NULL;
-		bq->queued++;
-	}
+	else
+		bq_submit_pending(bq); /* stopping: one already taken runs */
 	/*
 	 * Finished while being submitted (a memory-backed image): into the
 	 * used ring now, under this round's one signal. That frees room:
@@ -295,11 +302,8 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	 * looked at again next (no wakeup would come for it otherwise).
 	 */
 	if (disk_queue_drain(bq->dq, bq_complete, bq) && bq->pending &&
-	    disk_queue_submit(bq->dq, &bq->pending->dreq) == 0) {
-		bq->pending = NULL;
-		bq->queued++;
+	    bq_submit_pending(bq))
 		bq->more = !bq->stopping;
-	}
 	if (bq->queued) {
 		ret = disk_queue_flush(bq->dq);
 		if (ret < 0)

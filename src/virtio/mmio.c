@@ -76,16 +76,6 @@ static void mmio_notify_config(struct virtio_dev *vdev)
 }
 
 /*
- * A vhost worker writes irq_fd itself: no VMM thread sits between a
- * completion and the interrupt, so nothing sets the ISR bit before it.
- * InterruptStatus then reports the used-buffer bit for as long as any
- * queue is served that way (mmio_read_locked()): the driver's handler
- * looks at its rings only when it sees the bit, and a look that finds
- * nothing new costs one ring check, where a VMM relay thread would cost
- * a wakeup and an eventfd write per interrupt on the host. The read of
- * InterruptStatus is an exit either way (virtio 1.2 §4.2.3.4).
- */
-/*
  * InterruptACK writes of VIRTIO_ISR_QUEUE alone, taken in KVM (@on) or
  * back in mmio_write_locked(). While a queue is direct the used-buffer bit
  * is never kept in vdev->isr (nothing but the I/O thread's notify sets
@@ -105,6 +95,16 @@ static void mmio_ack_in_kernel(struct virtio_mmio *t, bool on)
 		t->ack_in_kernel = on;
 }
 
+/*
+ * A vhost worker writes irq_fd itself: no VMM thread sits between a
+ * completion and the interrupt, so nothing sets the ISR bit before it.
+ * InterruptStatus then reports the used-buffer bit for as long as any
+ * queue is served that way (mmio_read_locked()): the driver's handler
+ * looks at its rings only when it sees the bit, and a look that finds
+ * nothing new costs one ring check, where a VMM relay thread would cost
+ * a wakeup and an eventfd write per interrupt on the host. The read of
+ * InterruptStatus is an exit either way (virtio 1.2 §4.2.3.4).
+ */
 static void mmio_direct_irq(struct virtio_dev *vdev, struct virtio_queue *q,
 			    bool on)
 {

@@ -21,6 +21,12 @@
  * microvm's userspace device (src/virtio/virtq.c, blk_req.c): each chain
  * the vhost core accepts is walked again under virtq.c's stricter rules,
  * and misaligned buffers on an O_DIRECT image go through the page cache.
+ *
+ * Polling. With poll_us set, a worker that has nothing left to do
+ * busy-polls its queues' avail rings and completion lists, kicks off, for
+ * an adaptive window before it sleeps (microvm's I/O threads do the same,
+ * src/virtio/blk_poll.c): requests the driver adds meanwhile are taken
+ * without a kick, and the bigger batches raise fewer interrupts.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,6 +41,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <linux/virtio_blk.h>
@@ -86,6 +93,13 @@ struct vhost_blk_worker {
 	wait_queue_head_t wait;
 	struct vhost_blk *blk;
 	unsigned int first; /* serves queues first, first + nw, ... */
+	/*
+	 * Polling, worker-only: the window now (0 .. poll_max_ns; it grows
+	 * from VHOST_BLK_POLL_START_NS, doubling, when work came soon after
+	 * the last window, and halves when the worker slept longer than the
+	 * cap) and when the last window ended empty (0: none to judge).
+	 */
+	u64 poll_ns, poll_max_ns, missed_at;
 };
 
 struct vhost_blk_queue {
@@ -101,6 +115,8 @@ struct vhost_blk_queue {
 	u16 *free;
 	unsigned int nr_free, num;
 	bool starved; /* stopped popping with no request free */
+	bool stalled; /* a bad chain stopped the ring until the next kick */
+	bool kicks_off; /* the last pass left guest kicks off, for polling */
 	struct vring_used_elem *heads;
 };
 
@@ -540,7 +556,7 @@ static void vhost_blk_start(struct vhost_blk_queue *q, unsigned int head,
 }
 
 /* Worker: pop and start chains while a request is free. */
-static void vhost_blk_submit(struct vhost_blk_queue *q)
+static void vhost_blk_submit(struct vhost_blk_queue *q, bool poll)
 {
 	struct vhost_virtqueue *vq = &q->vq;
 	struct vhost_dev *dev = &q->blk->dev;
@@ -549,6 +565,10 @@ static void vhost_blk_submit(struct vhost_blk_queue *q)
 
 	mutex_lock(&vq->mutex);
 	vhost_disable_notify(dev, vq);
+	/* Only a pass that empties the ring leaves kicks off for polling:
+	 * a starved or stalled ring is not polled (its buffers stay). */
+	q->stalled = false;
+	q->kicks_off = false;
 	for (;;) {
 		if (!q->nr_free) {
 			/* vhost_blk_reap() kicks again. */
@@ -559,9 +579,17 @@ static void vhost_blk_submit(struct vhost_blk_queue *q)
 					 &out, &in, NULL, NULL);
 		/* A bad chain (loop, buffer outside the memory table, too
 		 * long): the ring stays stopped at it, as in vhost-net. */
-		if (unlikely(head < 0))
+		if (unlikely(head < 0)) {
+			q->stalled = true;
 			break;
+		}
 		if (head == vq->num) {
+			/* The worker polls next, kicks off; a window
+			 * that finds nothing turns them on again. */
+			if (poll) {
+				q->kicks_off = true;
+				break;
+			}
 			if (unlikely(vhost_enable_notify(dev, vq))) {
 				vhost_disable_notify(dev, vq);
 				continue;
@@ -609,6 +637,118 @@ static bool vhost_blk_worker_idle(struct vhost_blk_worker *w)
 	return true;
 }
 
+#define VHOST_BLK_POLL_START_NS 4000u
+
+static void vhost_blk_poll_grow(struct vhost_blk_worker *w)
+{
+	w->poll_ns = min(w->poll_ns ? w->poll_ns * 2 : VHOST_BLK_POLL_START_NS,
+			 w->poll_max_ns);
+}
+
+/* Work for @w without a wakeup: completions, a kick, or new buffers. */
+static bool vhost_blk_poll_once(struct vhost_blk_worker *w)
+{
+	struct vhost_blk *b = w->blk;
+	struct vhost_blk_queue *q;
+	unsigned int i;
+	bool avail;
+
+	for_each_worker_queue(b, w, q, i) {
+		if (!llist_empty(&q->done) || test_bit(0, &q->kicked))
+			return true;
+		/* A stalled ring stays stopped until a kick; one whose kicks
+		 * are on announces its buffers. */
+		if (!q->kicks_off || q->stalled)
+			continue;
+		mutex_lock(&q->vq.mutex);
+		avail = !vhost_vq_avail_empty(&b->dev, &q->vq);
+		mutex_unlock(&q->vq.mutex);
+		if (avail) {
+			set_bit(0, &q->kicked);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Kicks on again after an empty window, and a last look at each ring (a
+ * buffer added before the driver saw the new event index). Return:
+ * whether one had buffers.
+ */
+static bool vhost_blk_poll_end(struct vhost_blk_worker *w)
+{
+	struct vhost_blk *b = w->blk;
+	struct vhost_blk_queue *q;
+	unsigned int i;
+	bool found = false;
+
+	for_each_worker_queue(b, w, q, i) {
+		if (!q->kicks_off)
+			continue;
+		q->kicks_off = false;
+		mutex_lock(&q->vq.mutex);
+		if (unlikely(vhost_enable_notify(&b->dev, &q->vq))) {
+			vhost_disable_notify(&b->dev, &q->vq);
+			set_bit(0, &q->kicked);
+			found = true;
+		}
+		mutex_unlock(&q->vq.mutex);
+	}
+	return found;
+}
+
+/*
+ * Busy-poll for at most the window, yielding the CPU whenever another
+ * task wants it (a vCPU of the same guest, often). Return: whether work
+ * was found; the caller sleeps otherwise. Kicks are on again then.
+ */
+static bool vhost_blk_poll(struct vhost_blk_worker *w)
+{
+	u64 start = local_clock(), now = start;
+	bool found;
+
+	for (;;) {
+		found = vhost_blk_poll_once(w);
+		if (found || kthread_should_stop())
+			break;
+		now = local_clock();
+		/* Unsigned: a clock read on another CPU that went back
+		 * ends the window too. */
+		if (now - start >= w->poll_ns)
+			break;
+		cond_resched();
+		cpu_relax();
+	}
+	if (found) {
+		/* In the second half of the window: a little later and
+		 * it would have been missed. */
+		if ((now - start) * 2 > w->poll_ns)
+			vhost_blk_poll_grow(w);
+		return true;
+	}
+	if (vhost_blk_poll_end(w)) {
+		vhost_blk_poll_grow(w);
+		return true;
+	}
+	w->missed_at = start;
+	return false;
+}
+
+/* After a sleep that followed an empty window: adapt the window. */
+static void vhost_blk_poll_woke(struct vhost_blk_worker *w)
+{
+	if (!w->missed_at)
+		return;
+	if (local_clock() - w->missed_at <= w->poll_max_ns)
+		vhost_blk_poll_grow(w);
+	else if (w->poll_ns / 2 < VHOST_BLK_POLL_START_NS)
+		w->poll_ns = 0;
+	else
+		w->poll_ns /= 2;
+	w->missed_at = 0;
+}
+
 /*
  * Until kthread_stop(): serve the queues. After it: pop nothing more,
  * push every request still in flight, then return.
@@ -623,16 +763,21 @@ static int vhost_blk_worker_fn(void *data)
 	kthread_use_mm(b->dev.mm);
 	for (;;) {
 		bool stop = kthread_should_stop();
+		bool poll = !stop && w->poll_max_ns;
 
 		for_each_worker_queue(b, w, q, i) {
 			vhost_blk_reap(q);
 			if (!stop && test_and_clear_bit(0, &q->kicked))
-				vhost_blk_submit(q);
+				vhost_blk_submit(q, poll);
 		}
 		if (stop && vhost_blk_worker_idle(w))
 			break;
+		if (poll && vhost_blk_poll(w))
+			continue;
 		wait_event_interruptible(w->wait,
 					 vhost_blk_worker_ready(w, stop));
+		if (poll)
+			vhost_blk_poll_woke(w);
 	}
 	kthread_unuse_mm(b->dev.mm);
 	return 0;
@@ -687,6 +832,8 @@ static void vhost_blk_stop(struct vhost_blk *b)
 		q->w = NULL;
 		q->kicked = 0;
 		q->starved = false;
+		q->stalled = false;
+		q->kicks_off = false;
 		vhost_blk_free_queue(q);
 	}
 	kfree(b->workers);
@@ -795,6 +942,7 @@ static long vhost_blk_start_backend(struct vhost_blk *b,
 
 		w->blk = b;
 		w->first = i;
+		w->poll_max_ns = (u64)be->poll_us * NSEC_PER_USEC;
 		init_waitqueue_head(&w->wait);
 		t = kthread_create(vhost_blk_worker_fn, w, "vblk-%d.%u",
 				   current->pid, i);
@@ -855,7 +1003,7 @@ static long vhost_blk_set_backend(struct vhost_blk *b,
 	for (i = 0; i < ARRAY_SIZE(be->reserved); i++)
 		if (be->reserved[i])
 			return -EINVAL;
-	if (be->flags & ~VHOST_BLK_FLAGS)
+	if (be->flags & ~VHOST_BLK_FLAGS || be->poll_us > VHOST_BLK_MAX_POLL_US)
 		return -EINVAL;
 	mutex_lock(&b->dev.mutex);
 	r = vhost_dev_check_owner(&b->dev);

@@ -59,7 +59,7 @@
  * what may be asked for: a guest that stops submitting costs at most one
  * window of CPU time per wakeup.
  */
-#define BLK_POLL_MAX_US 1000u
+#define BLK_POLL_MAX_US 1000u /* VHOST_BLK_MAX_POLL_US too */
 /*
  * The default: QEMU's, and the best of 0/32/200 in tests/bench/poll-ab.c
  * (O_DIRECT, io_uring, 2026-12-01): at QD 1 kicks per request fall from

@@ -125,6 +125,7 @@ static int vhost_start(struct blk_dev *b, struct blk_backend_start *s)
 		.no_flush = b->disk->cache == DISK_CACHE_UNSAFE,
 		.capacity = b->lim.capacity,
 		.serial = b->serial,
+		.poll_us = (uint32_t)(b->poll_max_ns / 1000),
 	};
 	unsigned int n = 0;
 

@@ -404,6 +404,7 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
 	be.capacity = img->capacity;
 	be.num_queues = s->nr_queues;
 	be.num_workers = 0;
+	be.poll_us = img->poll_us;
 	/* NUL-padded, not NUL-terminated: 20 bytes is a valid serial. */
 	if (img->serial)
 		memcpy(be.serial, img->serial,

@@ -48,6 +48,7 @@ struct blk_vhost_image {
 	bool no_flush;     /* cache=unsafe: FLUSH completes at once */
 	uint64_t capacity; /* 512-byte sectors */
 	const char *serial; /* <= 20 bytes */
+	uint32_t poll_us;   /* the workers' polling cap, 0 .. BLK_POLL_MAX_US */
 };
 
 /* The module found queue @index's ring broken (VHOST_SET_VRING_ERR). */

@@ -55,16 +55,17 @@ static const char usage_text[] =
 "                      with cache=none or readonly=on)\n"
 "                      defer=off signals each completion at once instead of\n"
 "                      once per batch (for measuring; default on).\n"
-"                      poll-us: each queue thread busy-polls up to N us\n"
-"                      (0-1000, adaptive; default 32) before it sleeps;\n"
-"                      0 turns polling off\n"
+"                      poll-us: each queue thread (engine=vhost: each\n"
+"                      kernel worker) busy-polls up to N us (0-1000,\n"
+"                      adaptive; default 32, engine=vhost 0) before it\n"
+"                      sleeps; 0 turns polling off\n"
 "                      irq-coalesce (mmio): while the guest has not\n"
 "                      acknowledged an interrupt, completions raise no\n"
 "                      new one (default on; off for measuring)\n"
 "                      engine=vhost: the vhost-blk kernel module serves\n"
 "                      the queues (/dev/vhost-blk: modprobe vhost_blk,\n"
 "                      or the build target vhost-blk-module); not with\n"
-"                      snapshot, defer, poll-us or irq-coalesce.\n"
+"                      snapshot, defer or irq-coalesce.\n"
 "                      Default io_uring: the VMM's own I/O threads\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
@@ -296,8 +297,6 @@ static int disk_vhost_check(const struct disk_config *d, char *err,
 
 	if (d->snapshot)
 		bad = "snapshot=on (the throwaway overlay lives in microvm)";
-	else if (d->poll_set)
-		bad = "poll-us (polling is the io_uring threads')";
 	else if (d->defer_set)
 		bad = "defer (signalling is the module's)";
 	else if (d->coalesce_off)

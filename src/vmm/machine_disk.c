@@ -149,9 +149,16 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 	if (bc.num_queues > VIRTIO_MAX_QUEUES)
 		bc.num_queues = VIRTIO_MAX_QUEUES;
 	bc.queue_size = dc->queue_size ? dc->queue_size : DEFAULT_QUEUE_SIZE;
-	bc.poll_us = dc->poll_set ? dc->poll_us : BLK_POLL_DEFAULT_US;
 	bc.engine = dc->engine == CONFIG_ENGINE_VHOST ? BLK_ENGINE_VHOST :
 							BLK_ENGINE_THREADS;
+	/*
+	 * The module's workers poll only when asked (as vhost-net's
+	 * busyloop_timeout): a polling kernel thread competes with the
+	 * guest's vCPUs for the same CPUs, and in the measurements of
+	 * BENCHMARKS.md section 5 it cost more exits than it saved.
+	 */
+	bc.poll_us = dc->poll_set ? dc->poll_us :
+		     bc.engine == BLK_ENGINE_VHOST ? 0 : BLK_POLL_DEFAULT_US;
 	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
 	if (ret) {
 		snprintf(err, errlen, "disk %s: cannot create device%s: %s",

@@ -37,6 +37,7 @@ struct call {
 	unsigned int nq; /* SET_BACKEND: num_queues */
 	uint64_t cap;    /* SET_BACKEND: capacity */
 	uint32_t flags;  /* SET_BACKEND */
+	uint32_t poll_us; /* SET_BACKEND */
 	char serial[21];
 	uint64_t a[3];   /* SET_VRING_ADDR desc, avail, used */
 	unsigned int nregions;
@@ -159,8 +160,9 @@ static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
 		c->nq = b->num_queues;
 		c->cap = b->capacity;
 		c->flags = b->flags;
+		c->poll_us = b->poll_us;
 		memcpy(c->serial, b->serial, 20);
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < sizeof(b->reserved) / sizeof(b->reserved[0]); i++)
 			CHECK_EQ(b->reserved[i], 0);
 		break;
 	}
@@ -280,19 +282,21 @@ static void test_open_errors(void)
 		int fail_err;
 		int want;
 	} rows[] = {
-		{ "no module", -ENOENT, 1, FEAT_ALL, 0, 0, -ENOENT },
-		{ "no access", -EACCES, 1, FEAT_ALL, 0, 0, -EACCES },
-		{ "old ABI", 0, 2, FEAT_ALL, 0, 0, -EPROTO },
-		{ "not vhost-blk", 0, 1, FEAT_ALL, VHOST_BLK_GET_VERSION,
+#define V VHOST_BLK_API_VERSION
+		{ "no module", -ENOENT, V, FEAT_ALL, 0, 0, -ENOENT },
+		{ "no access", -EACCES, V, FEAT_ALL, 0, 0, -EACCES },
+		{ "old ABI", 0, V - 1, FEAT_ALL, 0, 0, -EPROTO },
+		{ "not vhost-blk", 0, V, FEAT_ALL, VHOST_BLK_GET_VERSION,
 		  ENOTTY, -ENODEV },
-		{ "owned", 0, 1, FEAT_ALL, VHOST_SET_OWNER, EBUSY, -EBUSY },
-		{ "no VERSION_1", 0, 1, 1ull << VIRTIO_BLK_F_FLUSH, 0, 0,
+		{ "owned", 0, V, FEAT_ALL, VHOST_SET_OWNER, EBUSY, -EBUSY },
+		{ "no VERSION_1", 0, V, 1ull << VIRTIO_BLK_F_FLUSH, 0, 0,
 		  -EPROTO },
-		{ "features", 0, 1, FEAT_ALL, VHOST_GET_FEATURES, EFAULT,
+		{ "features", 0, V, FEAT_ALL, VHOST_GET_FEATURES, EFAULT,
 		  -EFAULT },
-		{ "mem table", 0, 1, FEAT_ALL, VHOST_SET_MEM_TABLE, ENOMEM,
+		{ "mem table", 0, V, FEAT_ALL, VHOST_SET_MEM_TABLE, ENOMEM,
 		  -ENOMEM },
 	};
+#undef V
 	struct blk_vhost v;
 	unsigned int i;
 
@@ -341,7 +345,8 @@ static void test_start_stop_restart(void)
 {
 	struct blk_vhost_image img = { .fd = 9, .readonly = true,
 				       .capacity = 2048,
-				       .serial = "serial-of-20-bytes!!" };
+				       .serial = "serial-of-20-bytes!!",
+				       .poll_us = 250 };
 	struct blk_vhost v;
 	unsigned int i;
 	int at, be;
@@ -381,6 +386,7 @@ static void test_start_stop_restart(void)
 	CHECK_EQ(fk.log[be].nq, 8);
 	CHECK_EQ(fk.log[be].cap, 2048);
 	CHECK_EQ(fk.log[be].flags, VHOST_BLK_F_READONLY);
+	CHECK_EQ(fk.log[be].poll_us, 250);
 	CHECK(!memcmp(fk.log[be].serial, "serial-of-20-bytes!!", 20));
 	CHECK_EQ(fk.n, be + 1);
 	CHECK(v.serving);
@@ -579,6 +585,7 @@ static struct blk_dev *dev_create(unsigned int nq)
 	struct blk_config cfg = {
 		.disk = &disk, .num_queues = nq, .queue_size = QSZ,
 		.engine = BLK_ENGINE_VHOST, .vhost_sys = &fake_sys,
+		.poll_us = 40,
 	};
 	struct blk_dev *b = NULL;
 
@@ -682,6 +689,8 @@ static void test_pci(void)
 	at = find(VHOST_BLK_SET_BACKEND, at, 0);
 	CHECK(at >= 0 && fk.log[at].nq == NQ && fk.log[at].val == disk.fd &&
 	      fk.log[at].cap == 2048 && fk.log[at].flags == 0);
+	/* The workers poll as long as the queue threads would. */
+	CHECK_EQ(fk.log[at].poll_us, 40);
 
 	/* A ring the vhost core finds broken: its error eventfd, then
 	 * NEEDS_RESET and the config interrupt (virtio 1.2 §2.1.2). */

@@ -130,6 +130,12 @@ static void test_disk_ok(void)
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
 	free(d.path);
+	/* The module's workers poll too. */
+	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,poll-us=0", &d, err,
+				sizeof(err)), 0);
+	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
+	CHECK(d.poll_set && d.poll_us == 0);
+	free(d.path);
 
 	/* irq-coalesce: on by default, off on mmio only (in any order). */
 	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=off,transport=mmio", &d,
@@ -183,8 +189,8 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	  "engine=vhost does not combine with snapshot=on" },
 	{ "a.img,snapshot=on,engine=vhost",
 	  "engine=vhost does not combine with snapshot=on" },
-	{ "a.img,engine=vhost,poll-us=10",
-	  "engine=vhost does not combine with poll-us" },
+	{ "a.img,engine=vhost,poll-us=1001",
+	  "poll-us '1001' must be 0 to 1000" },
 	{ "a.img,engine=vhost,defer=off",
 	  "engine=vhost does not combine with defer" },
 	{ "a.img,engine=vhost,transport=mmio,irq-coalesce=off",

@@ -6,11 +6,13 @@
  * split rings live in it, kicks are eventfd writes, completions are read
  * from the call eventfds.
  *
- * Usage: vhost_blk_selftest [--dir DIR] [--blockdev DEV] [--kill]
+ * Usage: vhost_blk_selftest [--dir DIR] [--blockdev DEV] [--kill] [--quick]
  *   --dir DIR       where the backing file goes (default: $TMPDIR or /tmp)
  *   --blockdev DEV  also run the data tests on block device DEV (its
  *                   first 8 MiB are overwritten)
  *   --kill          also SIGKILL a child in the middle of its I/O
+ *   --quick         leave out the polling tests (t_poll, and the hostile
+ *                   chains again with the workers polling)
  * Exit status: 0 all passed; 1 a check failed; 77 no /dev/vhost-blk.
  */
 #include <dirent.h>
@@ -59,6 +61,8 @@
 
 static uint8_t *ram;
 static int failures;
+/* struct vhost_blk_backend.poll_us of every start (t_hostile runs both). */
+static uint32_t poll_us;
 static const char *phase = "setup";
 
 static void check(bool ok, const char *fmt, ...)
@@ -241,6 +245,7 @@ static int dev_backend(struct dev *d, int fd, uint32_t flags,
 		.capacity = CAP,
 		.num_queues = d->nq,
 		.num_workers = workers,
+		.poll_us = poll_us,
 	};
 
 	memcpy(be.serial, SERIAL, strlen(SERIAL));
@@ -285,12 +290,19 @@ static uint16_t fill(struct dev *d, unsigned int qi, unsigned int s,
 	return head;
 }
 
-/* Make the chain at @head available to the device, then kick. */
-static void publish(struct dev *d, unsigned int qi, uint16_t head)
+static void kick(struct dev *d, unsigned int qi)
+{
+	uint64_t one = 1;
+
+	if (write(d->q[qi].kick, &one, sizeof(one)) != sizeof(one))
+		die("kick");
+}
+
+/* Make the chain at @head available to the device, no kick. */
+static void publish_quiet(struct dev *d, unsigned int qi, uint16_t head)
 {
 	struct queue *q = &d->q[qi];
 	unsigned int s = head / SLOT_DESCS;
-	uint64_t one = 1;
 
 	q->slot[s].busy = true;
 	q->slot[s].done = false;
@@ -298,8 +310,13 @@ static void publish(struct dev *d, unsigned int qi, uint16_t head)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	q->avail->idx = ++q->avail_idx;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (write(q->kick, &one, sizeof(one)) != sizeof(one))
-		die("kick");
+}
+
+/* Make the chain at @head available to the device, then kick. */
+static void publish(struct dev *d, unsigned int qi, uint16_t head)
+{
+	publish_quiet(d, qi, head);
+	kick(d, qi);
 }
 
 static void post(struct dev *d, unsigned int qi, unsigned int s,
@@ -542,6 +559,53 @@ static int count_workers(pid_t pid)
 	}
 	closedir(dir);
 	return n;
+}
+
+/* CPU time, in ms, of our workers ("vblk-PID.N"); -1 if none is found. */
+static long workers_cpu_ms(pid_t pid)
+{
+	char want[32], path[300], buf[512];
+	long ticks = 0, hz = sysconf(_SC_CLK_TCK);
+	struct dirent *de;
+	bool any = false;
+	DIR *dir = opendir("/proc");
+
+	if (!dir || hz <= 0)
+		return -1;
+	snprintf(want, sizeof(want), "(vblk-%d.", (int)pid);
+	while ((de = readdir(dir))) {
+		unsigned long ut, st;
+		char *p;
+		FILE *f;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		/* pid (comm) state ... utime stime: fields 14 and 15. */
+		if (fgets(buf, sizeof(buf), f) && (p = strchr(buf, '(')) &&
+		    !strncmp(p, want, strlen(want)) && (p = strrchr(p, ')')) &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			   "%lu %lu", &ut, &st) == 2) {
+			ticks += (long)(ut + st);
+			any = true;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return any ? ticks * 1000 / hz : -1;
+}
+
+/* What our workers spend while the driver does nothing for @ms. */
+static long idle_cpu_ms(int ms)
+{
+	long before = workers_cpu_ms(getpid()), after;
+
+	usleep(ms * 1000);
+	after = workers_cpu_ms(getpid());
+	return before < 0 || after < 0 ? -1 : after - before;
 }
 
 #define BASE_FEATURES (F(VIRTIO_F_VERSION_1) | F(VIRTIO_BLK_F_FLUSH) | \
@@ -829,6 +893,10 @@ static void t_abi(int fd)
 	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
 	      "reserved field accepted");
 	be.reserved[3] = 0;
+	be.poll_us = VHOST_BLK_MAX_POLL_US + 1;
+	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
+	      "poll_us above VHOST_BLK_MAX_POLL_US accepted");
+	be.poll_us = 0;
 	be.flags = 1u << 7;
 	check(ioctl(d.fd, VHOST_BLK_SET_BACKEND, &be) && errno == EINVAL,
 	      "unknown flag accepted");
@@ -856,7 +924,8 @@ static void t_abi(int fd)
 	}
 	/* Closing while serving stops the backend (release path). */
 	dev_close(&d);
-	ok("ok - abi: reserved, flags, rings, capacity, file type, busy\n");
+	ok("ok - abi: reserved, poll_us, flags, rings, capacity, file type, "
+	   "busy\n");
 }
 
 /* ---- hostile chains ---- */
@@ -987,9 +1056,19 @@ static void t_hostile(int fd)
 		else
 			check(!done || *st == VIRTIO_BLK_S_IOERR,
 			      "%s: completed with status %#x", names[c], *st);
+		if (poll_us) {
+			/* A ring stopped at a bad chain is not polled: the
+			 * worker sleeps (bounded CPU whatever the guest). */
+			long ms = idle_cpu_ms(400);
+
+			check(ms >= 0 && ms < 100,
+			      "%s: polling workers spent %ld ms of 400 idle",
+			      names[c], ms);
+		}
 		check(!dev_backend(&d, -1, 0, 0), "%s: stop", names[c]);
 		dev_close(&d);
-		ok("ok - hostile: %s\n", names[c]);
+		ok("ok - hostile%s: %s\n", poll_us ? " (polling)" : "",
+		   names[c]);
 	}
 	/* And the module still serves. */
 	{
@@ -1002,6 +1081,88 @@ static void t_hostile(int fd)
 		      VIRTIO_BLK_S_OK, "read after the hostile chains");
 		dev_close(&d);
 	}
+}
+
+/* ---- polling ---- */
+
+/*
+ * Read slot 1 published without a kick right after slot 0 completed;
+ * Return: whether the worker took it within @ms (it is kicked after).
+ */
+static bool probe_unkicked(struct dev *d, int ms)
+{
+	bool served;
+
+	check(sync_rw(d, 0, VIRTIO_BLK_T_IN, 0, 4096) == VIRTIO_BLK_S_OK,
+	      "probe: kicked read");
+	put_hdr(slot_hdr(0, 1), VIRTIO_BLK_T_IN, 8);
+	*slot_status(0, 1) = 0xff;
+	{
+		struct seg segs[3] = {
+			{ gpa(slot_hdr(0, 1)), 16, false },
+			{ gpa(slot_data(0, 1)), 4096, true },
+			{ gpa(slot_status(0, 1)), 1, true },
+		};
+
+		publish_quiet(d, 0, fill(d, 0, 1, segs, 3, false));
+	}
+	served = wait_slot(d, 0, 1, ms);
+	if (!served) {
+		kick(d, 0);
+		check(wait_slot(d, 0, 1, TIMEOUT_MS), "probe: kicked late");
+	}
+	check(*slot_status(0, 1) == VIRTIO_BLK_S_OK, "probe: status %#x",
+	      *slot_status(0, 1));
+	return served;
+}
+
+/*
+ * poll_us: without it a request nobody kicked is never served; with it
+ * the worker, its window grown by back-to-back requests, takes such
+ * requests; and an idle polling worker costs next to no CPU.
+ */
+static void t_poll(int fd)
+{
+	static const uint32_t settings[] = { 0, VHOST_BLK_MAX_POLL_US };
+	unsigned int k, i, hits;
+
+	phase = "poll";
+	for (k = 0; k < 2; k++) {
+		struct dev d;
+		long ms;
+
+		if (dev_open(&d, 1, BASE_FEATURES | F(VIRTIO_RING_F_EVENT_IDX)))
+			die("open /dev/vhost-blk");
+		poll_us = settings[k];
+		check(!dev_backend(&d, fd, 0, 0), "SET_BACKEND poll_us %u",
+		      poll_us);
+		hits = 0;
+		for (i = 0; i < 40; i++) {
+			unsigned int j;
+
+			/* Back-to-back reads: each kick comes soon after the
+			 * worker went to sleep, so its window grows. */
+			for (j = 0; j < 20; j++)
+				check(sync_rw(&d, 0, VIRTIO_BLK_T_IN, 0,
+					      4096) == VIRTIO_BLK_S_OK,
+				      "warm-up read");
+			hits += probe_unkicked(&d, poll_us ? 200 : 50);
+		}
+		if (poll_us)
+			check(hits > 0, "poll_us %u: none of 40 unkicked "
+			      "requests served", poll_us);
+		else
+			check(hits == 0, "poll_us 0: %u of 40 unkicked "
+			      "requests served", hits);
+		ms = idle_cpu_ms(500);
+		check(ms >= 0 && ms < 100, "poll_us %u: the worker spent %ld "
+		      "ms of 500 idle", poll_us, ms);
+		check(!dev_backend(&d, -1, 0, 0), "stop");
+		dev_close(&d);
+		ok("ok - poll_us %u: %u of 40 unkicked requests served, idle "
+		   "worker %ld ms of 500\n", settings[k], hits, ms);
+	}
+	poll_us = 0;
 }
 
 /* ---- a VMM killed mid-I/O ---- */
@@ -1074,7 +1235,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	const char *blockdev = NULL;
-	bool do_kill = false, direct;
+	bool do_kill = false, quick = false, direct;
 	char path[4096];
 	uint8_t *model;
 	int i, fd;
@@ -1086,6 +1247,8 @@ int main(int argc, char **argv)
 			blockdev = argv[++i];
 		} else if (!strcmp(argv[i], "--kill")) {
 			do_kill = true;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = true;
 		} else {
 			fprintf(stderr, "vhost_blk_selftest: unknown argument "
 				"'%s' (usage: see the source's head)\n",
@@ -1119,6 +1282,13 @@ int main(int argc, char **argv)
 	t_data(fd, model, direct, "file");
 	t_requests(fd, model, direct);
 	t_hostile(fd);
+	if (!quick) {
+		t_poll(fd);
+		/* The hostile chains again, with the workers polling. */
+		poll_us = VHOST_BLK_MAX_POLL_US;
+		t_hostile(fd);
+		poll_us = 0;
+	}
 	{
 		uint8_t *img = aligned_alloc(4096, DISK_BYTES);
 

@@ -18,8 +18,9 @@
  * then VHOST_GET_VRING_BASE per queue gives the ring state back.
  *
  * Limits (EINVAL beyond them): 1 .. 64 queues, rings of at most 1024
- * entries, num_workers <= num_queues, capacity within the file's size,
- * the fd a regular file or a block device. Queue i is served by worker
+ * entries, num_workers <= num_queues, poll_us <= VHOST_BLK_MAX_POLL_US,
+ * capacity within the file's size, the fd a regular file or a block
+ * device. Queue i is served by worker
  * i % num_workers (threads "vblk-<owner pid>.<n>"). Details:
  * kernel/vhost-blk/README.md.
  */
@@ -29,7 +30,10 @@
 #include <linux/types.h>
 #include <linux/vhost.h>
 
-#define VHOST_BLK_API_VERSION 1
+#define VHOST_BLK_API_VERSION 2
+
+/* The largest struct vhost_blk_backend.poll_us (microvm's poll-us cap). */
+#define VHOST_BLK_MAX_POLL_US 1000
 
 /* struct vhost_blk_backend.flags */
 #define VHOST_BLK_F_READONLY (1u << 0) /* writes, discards fail (IOERR) */
@@ -43,7 +47,9 @@ struct vhost_blk_backend {
 	__u32 num_queues;  /* queues served: 1 .. the rings set up */
 	__u32 num_workers; /* kernel workers; 0: one per queue */
 	__u8 serial[20];   /* the GET_ID answer, NUL-padded */
-	__u32 reserved[7]; /* must be zero */
+	__u32 poll_us;     /* most busy-polling per worker wakeup, adaptive;
+			    * 0 .. VHOST_BLK_MAX_POLL_US, 0: none */
+	__u32 reserved[6]; /* must be zero */
 };
 
 /* Start (fd >= 0) or stop (fd == -1) serving; see above. */

@@ -14,6 +14,7 @@
 #          "microvm+K=V" is microvm with ",K=V" added to its --disk
 #          (a variant measured side by side, e.g. microvm+poll-us=0) and
 #          "microvm-vhost" is microvm with engine=vhost on it
+#          ("microvm-vhost+K=V" adds ,K=V)
 #   VHOST  "-" or the modules to insmod first, comma-separated, the
 #          vhost core then vhost_blk.ko; rmmod vhost_blk after the last run
 #          (it must succeed, and the kernel log hold no BUG/Oops/WARNING)
@@ -257,6 +258,7 @@ one_run()
 	case "$vmm" in
 	microvm+*) extra=",${vmm#microvm+}" ;;
 	microvm-vhost) extra=",engine=vhost" ;;
+	microvm-vhost+*) extra=",engine=vhost,${vmm#microvm-vhost+}" ;;
 	esac
 	out=$work/out err=$work/err fifo=$work/in
 	rm -f $out $err $fifo $work/qemu-trace

@@ -13,7 +13,8 @@
 #        [--vmms "microvm qemu"] (microvm+K=V: microvm with ,K=V on --disk) [--quick] [--raw FILE] [--mode MODE]
 #        [--vhost KO]
 #   --vmms      microvm, microvm+K=V, microvm-vhost (microvm with
-#               engine=vhost on the test disk; needs --vhost) and qemu
+#               engine=vhost on the test disk; needs --vhost),
+#               microvm-vhost+K=V and qemu
 #   --vhost KO  vhost_blk.ko built for L1's kernel: L1 insmods its vhost
 #               core and KO before the first run and rmmods KO after the
 #               last (a failed rmmod or a kernel BUG/Oops/WARNING fails
@@ -99,11 +100,14 @@ done
 for v in $vmms; do
 	case "$v" in
 	microvm | qemu) ;;
-	microvm-vhost) [ -n "$vhost_ko" ] ||
-		die "--vmms: microvm-vhost needs --vhost KO (vhost_blk.ko for L1's kernel)" ;;
+	microvm-vhost | microvm-vhost+*=*)
+		[[ "$v" != *[[:space:],]* ]] ||
+			die "--vmms: one K=V per microvm-vhost+K=V, not '$v'"
+		[ -n "$vhost_ko" ] ||
+			die "--vmms: $v needs --vhost KO (vhost_blk.ko for L1's kernel)" ;;
 	microvm+*=*) [[ "$v" != *[[:space:],]* ]] ||
 		die "--vmms: one K=V per microvm+K=V, not '$v'" ;;
-	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-vhost or qemu, not '$v'" ;;
+	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-vhost[+KEY=VALUE] or qemu, not '$v'" ;;
 	esac
 done
 [ -n "$transports" ] && [ -n "$queues" ] && [ -n "$vmms" ] ||
@@ -268,12 +272,12 @@ function u(k) { return v["v1_" k] - v["v0_" k] }
 	if (v["vmm"] ~ /^microvm/) {
 		req = u("requests"); bat = u("batches")
 		# engine=vhost: the module writes the irqfd, not microvm.
-		sig = v["vmm"] == "microvm-vhost" ? \
+		sig = v["vmm"] ~ /^microvm-vhost/ ? \
 			(kv ? sprintf("%.3f", d("ksig_vblk") / ios) : "na") : \
 			sprintf("%.3f", u("signals") / ios)
 		# engine=vhost: no I/O thread, so no kicks, requests or
 		# batches of microvm to count.
-		if (v["vmm"] == "microvm-vhost")
+		if (v["vmm"] ~ /^microvm-vhost/)
 			batching = " kicks_per_req=na req_per_batch=na irqs_per_batch=na"
 		else
 			batching = sprintf(" kicks_per_req=%.3f req_per_batch=%.2f irqs_per_batch=%.3f",

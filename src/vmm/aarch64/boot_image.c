@@ -21,6 +21,8 @@
 #define MIB (1ULL << 20)
 /* zlib counts in uInt: feed and drain it in pieces of at most this. */
 #define INFLATE_CHUNK (1u << 30)
+/* Inflated before the header is parsed: past a bzImage's "HdrS". */
+#define GZIP_PROBE_LEN 1024
 
 /* x86 boot protocol signatures (Documentation/arch/x86/boot.rst). */
 #define BZ_BOOT_FLAG_OFF 0x1fe
@@ -143,9 +145,15 @@ static int a64_check_fit(struct a64_ctx *c, uint64_t need, const char *what)
 
 	if (need <= room)
 		return 0;
-	/* RAM the same layout needs: base to kernel end, initrd, DTB. */
+	/*
+	 * RAM the same placement needs: base to kernel end, then the
+	 * initrd, up to a 2 MiB boundary, then the DTB block.
+	 */
 	want = c->st->kernel_addr - cfg->ram_base + need +
-	       (c->st->initrd_size + ARM64_INITRD_ALIGN) + 2 * ARM64_DTB_BLOCK;
+	       ((c->st->initrd_size + ARM64_INITRD_ALIGN - 1) &
+		~(ARM64_INITRD_ALIGN - 1));
+	want = ((want + ARM64_DTB_BLOCK - 1) & ~(ARM64_DTB_BLOCK - 1)) +
+	       ARM64_DTB_BLOCK;
 	return a64_fail(c, -ENOSPC,
 			"%s needs %lluM at 0x%llx, --memory %lluM leaves %lluM there; give --memory %lluM or more",
 			what, (unsigned long long)mib_up(need),
@@ -246,25 +254,27 @@ static int a64_inflate(struct a64_ctx *c, z_stream *zs, uint8_t *out,
 static int a64_gunzip(struct a64_ctx *c, z_stream *zs)
 {
 	struct arm64_boot_state *st = c->st;
-	uint8_t hdr[ARM64_IMAGE_HDR_SIZE], *dst;
-	uint64_t hlen, blen, room;
-	int ret;
+	uint8_t probe[GZIP_PROBE_LEN], *dst;
+	uint64_t hlen, blen = 0, room;
+	int more, ret;
 
-	ret = a64_inflate(c, zs, hdr, sizeof(hdr), &hlen);
-	if (ret < 0)
-		return ret;
+	/* Enough to tell a bzImage too; the address comes from the header. */
+	more = a64_inflate(c, zs, probe, sizeof(probe), &hlen);
+	if (more < 0)
+		return more;
 	/* An Image that ends inside its header fails the parse. */
-	ret = a64_header(c, hdr, hlen, hlen);
+	ret = a64_header(c, probe, hlen, hlen);
 	if (ret)
 		return ret;
 	room = c->limit - st->kernel_addr;
+	if (hlen > room)
+		return a64_check_fit(c, hlen, "the inflated Image");
 	dst = guest_mem_ptr(c->gm, st->kernel_addr, room);
 	if (!dst)
 		return a64_fail(c, -EFAULT, "0x%llx is not guest RAM",
 				(unsigned long long)st->kernel_addr);
-	memcpy(dst, hdr, hlen);
-	blen = 0;
-	ret = a64_inflate(c, zs, dst + hlen, room - hlen, &blen);
+	memcpy(dst, probe, hlen);
+	ret = more ? a64_inflate(c, zs, dst + hlen, room - hlen, &blen) : 0;
 	if (ret < 0)
 		return ret;
 	st->kernel_len = hlen + blen;

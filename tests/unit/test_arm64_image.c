@@ -6,8 +6,8 @@
  * booting.rst in a malloc'd guest, gzip'd Images made here with zlib, and
  * the refusals: truncated or corrupt gzip, a gzip bomb larger than RAM,
  * an Image larger than RAM, a bzImage. When ARM64_TEST_KERNEL names a real
- * Image or vmlinuz-*-arm64 it is loaded too (that row alone is skipped
- * otherwise).
+ * Image, Image.gz or vmlinuz-*-arm64 it is loaded too (that row alone is
+ * skipped otherwise).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -450,7 +450,10 @@ static void test_parse_table(void)
 	}
 }
 
-/* A real kernel, when one is given: Debian's vmlinuz-*-arm64 is a gzip. */
+/*
+ * A real kernel, when one is given: Debian 12's vmlinuz-*-arm64 (a plain
+ * Image), or a gzip of it.
+ */
 static int test_real_kernel(void)
 {
 	const char *path = getenv("ARM64_TEST_KERNEL");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The arm64 kernel loader (Documentation/arch/arm64/booting.rst): it takes
- * an Image, or a gzip of one (Debian's vmlinuz-*-arm64), places it
+ * an Image (Debian 12's vmlinuz-*-arm64 is one) or a gzip of one (Image.gz,
+ * vmlinuz of other distributions), places it
  * text_offset bytes above the 2 MiB-aligned base of RAM, puts the initrd
  * below a 2 MiB block at the top of that RAM range and keeps the block for
  * the device tree. Pure code, no KVM: tests back guest_mem with malloc.

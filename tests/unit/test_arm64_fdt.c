@@ -132,17 +132,18 @@ static void check_chosen(const void *fdt, const struct dtb_desc *d)
 {
 	int node = fdt_path_offset(fdt, "/chosen"), uart;
 	const char *s;
-	const fdt64_t *v;
 	int len;
 
 	CHECK(node >= 0);
 	s = fdt_getprop(fdt, node, "bootargs", &len);
 	CHECK(s && !strcmp(s, CMDLINE) && len == (int)sizeof(CMDLINE));
-	v = fdt_getprop(fdt, node, "linux,initrd-start", &len);
-	CHECK(v && len == 8 && fdt64_to_cpu(*v) == d->initrd_start);
-	v = fdt_getprop(fdt, node, "linux,initrd-end", &len);
-	CHECK(v && len == 8 &&
-	      fdt64_to_cpu(*v) == d->initrd_start + d->initrd_size);
+	CHECK_EQ(prop_len(fdt, node, "linux,initrd-start"), 8);
+	CHECK_EQ(cell(fdt, node, "linux,initrd-start", 0) << 32 |
+		 cell(fdt, node, "linux,initrd-start", 1), d->initrd_start);
+	CHECK_EQ(prop_len(fdt, node, "linux,initrd-end"), 8);
+	CHECK_EQ(cell(fdt, node, "linux,initrd-end", 0) << 32 |
+		 cell(fdt, node, "linux,initrd-end", 1),
+		 d->initrd_start + d->initrd_size);
 	s = fdt_getprop(fdt, node, "stdout-path", NULL);
 	uart = s ? fdt_path_offset(fdt, s) : -1;
 	CHECK(uart >= 0 &&

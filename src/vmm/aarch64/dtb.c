@@ -37,15 +37,16 @@
 
 struct dtb_ctx {
 	void *fdt;
-	int fdt_err;       /* first libfdt error (negative), 0 if none */
-	const char *where; /* the node or property it happened in */
+	int fdt_err;    /* first libfdt error (negative), 0 if none */
+	char where[64]; /* the node or property it happened in, copied:
+			 * node names live in their callers' frames */
 };
 
 static void dtb_check(struct dtb_ctx *c, int ret, const char *where)
 {
 	if (ret < 0 && !c->fdt_err) {
 		c->fdt_err = ret;
-		c->where = where;
+		snprintf(c->where, sizeof(c->where), "%s", where);
 	}
 }
 

@@ -464,8 +464,51 @@ static void test_bad_desc(void)
 	}
 }
 
+/*
+ * The memory map itself: no two device ranges overlap each other or RAM,
+ * the redistributors of ARM64_MAX_CPUS fit their slot, and the exit
+ * register is where README documents it for both architectures.
+ */
+static void test_memory_map(void)
+{
+	static const struct { const char *name; uint64_t base, size; } r[] = {
+		{ "GICD", ARM64_GICD_BASE, ARM64_GICD_SIZE },
+		{ "ITS", ARM64_GIC_ITS_BASE, ARM64_GIC_ITS_SIZE },
+		{ "GICR", ARM64_GICR_BASE, ARM64_GICR_SIZE },
+		{ "PL011", ARM64_PL011_BASE, ARM64_PL011_SIZE },
+		{ "PL031", ARM64_PL031_BASE, ARM64_PL031_SIZE },
+		{ "low RAM", ARM64_RAM_BASE, ARM64_RAM_LOW_MAX },
+		{ "PCI 32", ARM64_PCI_MMIO32_BASE, ARM64_PCI_MMIO32_SIZE },
+		{ "ECAM", ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE },
+		{ "virtio-mmio", ARM64_VIRTIO_MMIO_BASE,
+		  ARM64_VIRTIO_MMIO_SLOT * ARM64_VIRTIO_MMIO_MAX_SLOTS },
+		{ "exit", ARM64_EXIT_MMIO_ADDR, ARM64_EXIT_MMIO_SIZE },
+		{ "boot time", ARM64_BOOT_TIME_MMIO_ADDR, 0x1000 },
+		{ "high RAM", ARM64_HIMEM_START,
+		  ARM64_RAM_MAX - ARM64_RAM_LOW_MAX },
+		{ "PCI 64", ARM64_PCI_MMIO64_BASE, ARM64_PCI_MMIO64_SIZE },
+	};
+	unsigned int i, j, n = sizeof(r) / sizeof(r[0]);
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (r[i].base < r[j].base + r[j].size &&
+			    r[j].base < r[i].base + r[i].size) {
+				fprintf(stderr, "%s overlaps %s\n", r[i].name,
+					r[j].name);
+				CHECK(0);
+			}
+	CHECK(ARM64_GICR_BASE + ARM64_GICR_SIZE <= ARM64_PL011_BASE);
+	CHECK_EQ(ARM64_RAM_BASE % (2 * MIB), 0);
+	CHECK(ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE <= 1ULL << 40);
+	CHECK_EQ(EXIT_MMIO_ADDR, 0xf0100000ULL);
+	CHECK_EQ(ARM64_SPI_COUNT + 32 <= ARM64_GIC_NR_IRQS, 1);
+	CHECK_EQ(ARM64_GIC_NR_IRQS % 32, 0);
+}
+
 int main(void)
 {
+	test_memory_map();
 	dtc_missing = system("command -v dtc >/dev/null 2>&1") != 0;
 	test_layouts();
 	test_two_ram_ranges();

@@ -90,4 +90,18 @@
 #define ARM64_PPI_TIMER_HYP 10   /* EL2 physical, CNTHP */
 #define ARM64_PPI_GIC_MAINT 9    /* vGIC maintenance (guest EL2 only) */
 
+/*
+ * The names shared code and the root image's tools use on both
+ * architectures (src/vmm/x86_64/layout.h has the same ones).
+ */
+#define PCI_MMIO32_BASE ARM64_PCI_MMIO32_BASE
+#define PCI_MMIO32_SIZE ARM64_PCI_MMIO32_SIZE
+#define PCI_ECAM_BASE ARM64_PCI_ECAM_BASE
+#define PCI_ECAM_SIZE ARM64_PCI_ECAM_SIZE
+#define VIRTIO_MMIO_BASE ARM64_VIRTIO_MMIO_BASE
+#define VIRTIO_MMIO_SLOT ARM64_VIRTIO_MMIO_SLOT
+#define VIRTIO_MMIO_MAX_SLOTS ARM64_VIRTIO_MMIO_MAX_SLOTS
+#define EXIT_MMIO_ADDR ARM64_EXIT_MMIO_ADDR
+#define BOOT_TIME_MMIO_ADDR ARM64_BOOT_TIME_MMIO_ADDR
+
 #endif

@@ -5,7 +5,8 @@
  * every error has a row), placement of kernel, initrd and device tree per
  * booting.rst in a malloc'd guest, gzip'd Images made here with zlib, and
  * the refusals: truncated or corrupt gzip, a gzip bomb larger than RAM,
- * an Image larger than RAM, a bzImage. When ARM64_TEST_KERNEL names a real
+ * an Image larger than RAM, a bzImage; and the hand-off to the device
+ * tree (dtb.c), read back from guest RAM. When ARM64_TEST_KERNEL names a real
  * Image, Image.gz or vmlinuz-*-arm64 it is loaded too (that row alone is
  * skipped otherwise).
  */
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libfdt.h>
 #include <zlib.h>
 
 #include "boot_image.h"
@@ -415,6 +417,62 @@ static void test_put_dtb(void)
 	CHECK_EQ(gpa(st.dtb_addr)[4096], 0xee);
 }
 
+/*
+ * The whole boot hand-off: load kernel and initrd, describe the machine
+ * from what was placed, build the tree and put it where the loader said;
+ * read back from guest RAM, /chosen names the initrd that is there and
+ * the memory node covers kernel, initrd and the tree.
+ */
+static void test_handoff(void)
+{
+	static uint8_t blob[64 * 1024];
+	struct arm64_boot_cfg cfg;
+	struct arm64_boot_state st;
+	uint64_t mpidr = 1ULL << 31, start, end, base, size;
+	struct dtb_desc d;
+	const fdt32_t *p;
+	const void *fdt;
+	char err[256];
+	size_t len;
+	int node, plen;
+
+	img_len = build_image(img, 0, IMG_SIZE, 0xa, IMG_BODY);
+	guest_reset(RAM_SIZE);
+	cfg = cfg_for(img, img_len, true);
+	CHECK_EQ(arm64_boot_load(&gm, &cfg, &st, err, sizeof(err)), 0);
+	dtb_desc_init(&d);
+	d.ram[0] = (struct dtb_range){ cfg.ram_base, cfg.ram_size };
+	d.nr_ram = 1;
+	d.mpidr = &mpidr;
+	d.nr_cpus = 1;
+	d.cmdline = "console=ttyAMA0";
+	d.initrd_start = st.initrd_addr;
+	d.initrd_size = st.initrd_size;
+	CHECK_EQ(dtb_build(&d, blob, st.dtb_max < sizeof(blob) ?
+			   st.dtb_max : sizeof(blob), &len, err, sizeof(err)),
+		 0);
+	CHECK_EQ(arm64_boot_put_dtb(&gm, &st, blob, len, err, sizeof(err)), 0);
+	fdt = gpa(st.dtb_addr);
+	CHECK_EQ(fdt_check_header(fdt), 0);
+	node = fdt_path_offset(fdt, "/chosen");
+	p = fdt_getprop(fdt, node, "linux,initrd-start", &plen);
+	start = p && plen == 8 ? (uint64_t)fdt32_to_cpu(p[0]) << 32 |
+				 fdt32_to_cpu(p[1]) : 0;
+	p = fdt_getprop(fdt, node, "linux,initrd-end", &plen);
+	end = p && plen == 8 ? (uint64_t)fdt32_to_cpu(p[0]) << 32 |
+			       fdt32_to_cpu(p[1]) : 0;
+	CHECK_EQ(start, st.initrd_addr);
+	CHECK_EQ(end - start, INITRD_LEN);
+	CHECK(!memcmp(gpa(start), initrd, INITRD_LEN));
+	node = fdt_path_offset(fdt, "/memory@40000000");
+	p = fdt_getprop(fdt, node, "reg", &plen);
+	CHECK(p && plen == 16);
+	base = p ? (uint64_t)fdt32_to_cpu(p[0]) << 32 | fdt32_to_cpu(p[1]) : 0;
+	size = p ? (uint64_t)fdt32_to_cpu(p[2]) << 32 | fdt32_to_cpu(p[3]) : 0;
+	CHECK(base <= st.kernel_addr && st.kernel_end <= end &&
+	      end <= st.dtb_addr && st.dtb_addr + len <= base + size);
+}
+
 /* One row per parse result, and every result has its row. */
 static void test_parse_table(void)
 {
@@ -506,6 +564,7 @@ int main(void)
 	test_bad_gzip();
 	test_small_ram();
 	test_put_dtb();
+	test_handoff();
 	if (test_real_kernel() == 77)
 		printf("ARM64_TEST_KERNEL unset or unreadable: real-kernel row skipped\n");
 	free(initrd);

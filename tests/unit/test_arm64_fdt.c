@@ -22,6 +22,7 @@
 #include "dtb.h"
 #include "layout.h"
 #include "test.h"
+#include "vmm/arch.h"
 
 #define MIB (1ULL << 20)
 #define BUF_SIZE (64 * 1024)
@@ -506,9 +507,30 @@ static void test_memory_map(void)
 	CHECK_EQ(ARM64_GIC_NR_IRQS % 32, 0);
 }
 
+/* arch_ram_layout(): one range up to 2 GiB of RAM, then a second at 4 GiB. */
+static void test_ram_layout(void)
+{
+	struct arch_ram_range r[4];
+
+	CHECK_EQ(arch_ram_layout(512 * MIB, r, 4), 1);
+	CHECK_EQ(r[0].gpa, ARM64_RAM_BASE);
+	CHECK_EQ(r[0].size, 512 * MIB);
+	CHECK_EQ(arch_ram_layout(ARM64_RAM_LOW_MAX, r, 4), 1);
+	CHECK_EQ(r[0].size, ARM64_RAM_LOW_MAX);
+	CHECK_EQ(arch_ram_layout(ARM64_RAM_LOW_MAX + 4096, r, 4), 2);
+	CHECK_EQ(r[1].gpa, ARM64_HIMEM_START);
+	CHECK_EQ(r[1].size, 4096);
+	CHECK_EQ(arch_ram_layout(ARM64_RAM_MAX, r, 4), 2);
+	CHECK_EQ(r[1].gpa + r[1].size, ARM64_PCI_MMIO64_BASE);
+	CHECK_EQ(arch_ram_layout(ARM64_RAM_MAX + 1, r, 4), 0);
+	CHECK_EQ(arch_ram_layout(512 * MIB, r, 1), 0);
+	CHECK_EQ(arch_ram_layout(0, r, 4), 0);
+}
+
 int main(void)
 {
 	test_memory_map();
+	test_ram_layout();
 	dtc_missing = system("command -v dtc >/dev/null 2>&1") != 0;
 	test_layouts();
 	test_two_ram_ranges();

@@ -6,11 +6,13 @@
 # the source, Kconfig's flex/bison, bc for timeconst.h, libelf for objtool,
 # xz for the tarball, perl for its scripts; lz4 above compresses the image.
 # linux-source-6.1 also gives the vhost-blk module its vhost.h.
+# libfdt and zlib build the arm64 device tree and Image loader; dtc
+# (device-tree-compiler) decompiles the tree in its unit test.
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
-	qemu-system-x86 busybox-static cpio kmod acpica-tools clang
+	zlib1g-dev device-tree-compiler qemu-system-x86 busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4 dmsetup
 	linux-source-6.1 flex bison bc libelf-dev xz-utils perl)
 

@@ -355,10 +355,10 @@ int x86_boot_load(struct guest_mem *gm, const struct x86_boot_cfg *cfg,
 		return boot_elf_load(&c, st);
 	if (n >= 0x3c && !memcmp(k + 0x38, "ARM\x64", 4))
 		return boot_kfail(&c, -EINVAL,
-				  "arm64 Image, not an x86_64 kernel");
+				  "arm64 Image, not an x86_64 kernel; this microvm runs x86_64 guests: give a bzImage (arch/x86/boot/bzImage) or Debian's vmlinuz-*-amd64");
 	if (n >= 2 && k[0] == 0x1f && k[1] == 0x8b)
 		return boot_kfail(&c, -EINVAL,
-				  "gzip-compressed file (an arm64 vmlinuz?), not a bzImage or x86_64 ELF kernel");
+				  "gzip-compressed file (an arm64 vmlinuz?), not a bzImage or x86_64 ELF kernel; give a bzImage or Debian's vmlinuz-*-amd64");
 	if (boot_is_bzimage(k, n))
 		return boot_bzimage_load(&c, st);
 	return boot_kfail(&c, -EINVAL,

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The arm64 cross build and its unit tests, on an x86_64 Debian 12 host:
+# installs gcc-aarch64-linux-gnu, the :arm64 dev packages and qemu-user
+# (skipped when present; MICROVM_SKIP_DEPS=1 skips it all), unpacks
+# libfdt-dev:arm64 into the build directory (Debian 12's libfdt-dev is not
+# Multi-Arch: same, so installing it would remove the host's), builds with
+# cmake/aarch64-linux-gnu.cmake and runs `ctest -L unit` under qemu-aarch64.
+# What it builds: cmake/aarch64-partial.cmake (no microvm binary yet).
+#
+# Usage: tests/cross-aarch64.sh [BUILD_DIR]   (default build-aarch64)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-aarch64}
+packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+	liburing-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64 libfdt1:arm64)
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+if [ "${MICROVM_SKIP_DEPS:-0}" != 1 ]; then
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		"${sudo[@]}" dpkg --add-architecture arm64
+		"${sudo[@]}" apt-get update
+	fi
+	missing=()
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "cross-aarch64: installing ${missing[*]}"
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install \
+			-y --no-install-recommends "${missing[@]}"
+	fi
+fi
+
+# libfdt.a for arm64, from the .deb, not installed.
+fdt=$build/libfdt-arm64
+if [ ! -f "$fdt/usr/lib/aarch64-linux-gnu/libfdt.a" ]; then
+	mkdir -p "$fdt"
+	(cd "$fdt" && apt-get download libfdt-dev:arm64 2>/dev/null &&
+		dpkg -x libfdt-dev_*_arm64.deb .)
+fi
+
+cmake -S "$root" -B "$build" -DMICROVM_WERROR=ON \
+	-DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
+	-DMICROVM_ARM64_FDT_LIB="$fdt/usr/lib/aarch64-linux-gnu/libfdt.a"
+cmake --build "$build" -j"${MICROVM_JOBS:-1}"
+cd "$build" && ctest -L unit --output-on-failure

@@ -9,9 +9,17 @@
 # What it builds: cmake/aarch64-partial.cmake (no microvm binary yet).
 #
 # Usage: tests/cross-aarch64.sh [BUILD_DIR]   (default build-aarch64)
+#        tests/cross-aarch64.sh --deps-only  (the installs alone, for
+#        tests/install-deps.sh, so that CTest's cross.aarch64 installs
+#        nothing while other tests run)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+deps_only=0
+if [ "${1:-}" = --deps-only ]; then
+	deps_only=1
+	shift
+fi
 build=${1:-$root/build-aarch64}
 packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	liburing-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64 libfdt1:arm64)
@@ -34,6 +42,14 @@ if [ "${MICROVM_SKIP_DEPS:-0}" != 1 ]; then
 			-y --no-install-recommends "${missing[@]}"
 	fi
 fi
+
+[ $deps_only = 0 ] || exit 0
+for t in aarch64-linux-gnu-gcc qemu-aarch64; do
+	if ! command -v $t >/dev/null; then
+		echo "SKIP: no $t (tests/install-deps.sh installs the cross tools)"
+		exit 77
+	fi
+done
 
 # libfdt.a for arm64, from the .deb, not installed.
 fdt=$build/libfdt-arm64

@@ -33,6 +33,9 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 		grep -q 'install ok installed' || missing+=("$p")
 done
+# The arm64 cross tier (CTest cross.aarch64): its compiler, :arm64
+# libraries and qemu-user, installed by its script.
+"$(dirname "$0")/cross-aarch64.sh" --deps-only
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=()

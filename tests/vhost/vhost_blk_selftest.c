@@ -533,44 +533,19 @@ static void t_integrity(struct dev *d, uint8_t *model, int rounds)
 }
 
 /* Count the kernel workers of @pid (comm "vblk-PID.N"). */
-static int count_workers(pid_t pid)
+/*
+ * Our kernel workers ("vblk-PID.N"), found by their /proc/TID/stat.
+ * Return: how many there are (-1 if /proc cannot be read); @ticks, if not
+ * NULL, gets their CPU time (utime + stime, clock ticks) added.
+ */
+static int scan_workers(pid_t pid, long *ticks)
 {
-	char want[32], path[300], comm[64];
+	char want[32], path[300], buf[512];
 	struct dirent *de;
 	int n = 0;
 	DIR *dir = opendir("/proc");
 
 	if (!dir)
-		return -1;
-	snprintf(want, sizeof(want), "vblk-%d.", (int)pid);
-	while ((de = readdir(dir))) {
-		FILE *f;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) &&
-		    !strncmp(comm, want, strlen(want)))
-			n++;
-		fclose(f);
-	}
-	closedir(dir);
-	return n;
-}
-
-/* CPU time, in ms, of our workers ("vblk-PID.N"); -1 if none is found. */
-static long workers_cpu_ms(pid_t pid)
-{
-	char want[32], path[300], buf[512];
-	long ticks = 0, hz = sysconf(_SC_CLK_TCK);
-	struct dirent *de;
-	bool any = false;
-	DIR *dir = opendir("/proc");
-
-	if (!dir || hz <= 0)
 		return -1;
 	snprintf(want, sizeof(want), "(vblk-%d.", (int)pid);
 	while ((de = readdir(dir))) {
@@ -586,16 +561,32 @@ static long workers_cpu_ms(pid_t pid)
 			continue;
 		/* pid (comm) state ... utime stime: fields 14 and 15. */
 		if (fgets(buf, sizeof(buf), f) && (p = strchr(buf, '(')) &&
-		    !strncmp(p, want, strlen(want)) && (p = strrchr(p, ')')) &&
-		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			   "%lu %lu", &ut, &st) == 2) {
-			ticks += (long)(ut + st);
-			any = true;
+		    !strncmp(p, want, strlen(want))) {
+			n++;
+			if (ticks && (p = strrchr(p, ')')) &&
+			    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+				   "%*u %*u %lu %lu", &ut, &st) == 2)
+				*ticks += (long)(ut + st);
 		}
 		fclose(f);
 	}
 	closedir(dir);
-	return any ? ticks * 1000 / hz : -1;
+	return n;
+}
+
+static int count_workers(pid_t pid)
+{
+	return scan_workers(pid, NULL);
+}
+
+/* CPU time, in ms, of our workers; -1 if none is found. */
+static long workers_cpu_ms(pid_t pid)
+{
+	long ticks = 0, hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || scan_workers(pid, &ticks) <= 0)
+		return -1;
+	return ticks * 1000 / hz;
 }
 
 /* What our workers spend while the driver does nothing for @ms. */

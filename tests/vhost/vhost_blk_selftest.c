@@ -11,8 +11,9 @@
  *   --blockdev DEV  also run the data tests on block device DEV (its
  *                   first 8 MiB are overwritten)
  *   --kill          also SIGKILL a child in the middle of its I/O
- *   --quick         leave out the polling tests (t_poll, and the hostile
- *                   chains again with the workers polling)
+ *   --quick         leave out the polling tests (t_poll, and the data
+ *                   tests and hostile chains again with the workers
+ *                   polling)
  * Exit status: 0 all passed; 1 a check failed; 77 no /dev/vhost-blk.
  */
 #include <dirent.h>
@@ -1275,8 +1276,10 @@ int main(int argc, char **argv)
 	t_hostile(fd);
 	if (!quick) {
 		t_poll(fd);
-		/* The hostile chains again, with the workers polling. */
+		/* Integrity and the hostile chains again, the workers
+		 * polling. */
 		poll_us = VHOST_BLK_MAX_POLL_US;
+		t_data(fd, model, direct, "file, polling");
 		t_hostile(fd);
 		poll_us = 0;
 	}

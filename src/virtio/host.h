@@ -23,9 +23,14 @@ struct virtio_host_ops {
 	int (*irqfd)(void *opaque, int fd, uint32_t gsi, bool assign);
 	/* Allocate a GSI for an MSI route. Return: GSI or -errno. */
 	int (*gsi_alloc)(void *opaque);
-	/* Point @gsi at the MSI message (@addr, @data). */
+	/*
+	 * Point @gsi at the MSI message (@addr, @data) from requester
+	 * @devid (the PCI bus/device/function, (bus << 8) | (slot << 3) |
+	 * function): an interrupt translation service (arm64's GICv3 ITS)
+	 * needs it to translate the message; x86 ignores it.
+	 */
 	int (*msi_route)(void *opaque, uint32_t gsi, uint64_t addr,
-			 uint32_t data);
+			 uint32_t data, uint32_t devid);
 };
 
 struct virtio_host {

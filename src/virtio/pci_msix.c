@@ -165,8 +165,9 @@ static void msix_route_locked(struct virtio_pci *t, unsigned int v)
 	uint64_t addr = (uint64_t)e->addr_hi << 32 | e->addr_lo;
 	int ret;
 
+	/* Bus 0, function 0 (src/devices/pci.c has one bus). */
 	ret = t->host.ops->msi_route(t->host.opaque, (uint32_t)t->gsi[v], addr,
-				     e->data);
+				     e->data, (uint32_t)t->pci.slot << 3);
 	if (ret)
 		log_ratelimited(&t->rl, LOG_WARN,
 				"%s: MSI-X vector %u: route failed (%d)",

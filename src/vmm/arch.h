@@ -53,4 +53,27 @@ int arch_handle_exit(struct vcpu *vcpu, struct kvm_run *run);
  */
 int arch_irq_routes(void *entries, int max, uint32_t *first_msi_gsi);
 
+/**
+ * arch_msi_route() - fill the MSI part of route @entry (a struct
+ * kvm_irq_routing_entry of type KVM_IRQ_ROUTING_MSI) for the message
+ * (@addr, @data) from PCI requester @devid (where the interrupt
+ * controller needs it: arm64's ITS; x86 leaves it out).
+ * Context: any thread, under the VM's route lock.
+ */
+void arch_msi_route(void *entry, uint64_t addr, uint32_t data,
+		    uint32_t devid);
+
+/**
+ * arch_irq_line() - KVM_IRQ_LINE's irq field for platform line @line
+ * (the GSI on x86; type and INTID on arm64).
+ */
+uint32_t arch_irq_line(uint32_t line);
+
+/**
+ * arch_vcpu_dump() - log @vcpu's main registers (for --verbose after
+ * a failure); nothing when they cannot be read.
+ * Context: after the vCPU threads have stopped.
+ */
+void arch_vcpu_dump(struct vcpu *vcpu);
+
 #endif

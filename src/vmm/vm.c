@@ -510,7 +510,8 @@ void vm_close(struct vm *vm)
 void vm_irq_line(void *opaque, uint32_t gsi, int level)
 {
 	struct vm *vm = opaque;
-	struct kvm_irq_level irq = { .irq = gsi, .level = level ? 1 : 0 };
+	struct kvm_irq_level irq = { .irq = arch_irq_line(gsi),
+				     .level = level ? 1 : 0 };
 
 	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &irq) < 0)
 		log_warn("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
@@ -520,21 +521,6 @@ void vm_dump_vcpus(struct vm *vm)
 {
 	unsigned int i;
 
-	for (i = 0; i < vm->ncpus; i++) {
-		struct kvm_regs r;
-		struct kvm_sregs s;
-
-		if (ioctl(vm->vcpus[i].fd, KVM_GET_REGS, &r) < 0 ||
-		    ioctl(vm->vcpus[i].fd, KVM_GET_SREGS, &s) < 0)
-			continue;
-		log_msg(LOG_ERROR,
-			"vCPU %u: rip %llx rsp %llx rflags %llx cr0 %llx "
-			"cr3 %llx cr4 %llx efer %llx cs %x/%llx",
-			i, (unsigned long long)r.rip,
-			(unsigned long long)r.rsp,
-			(unsigned long long)r.rflags,
-			(unsigned long long)s.cr0, (unsigned long long)s.cr3,
-			(unsigned long long)s.cr4, (unsigned long long)s.efer,
-			s.cs.selector, (unsigned long long)s.cs.base);
-	}
+	for (i = 0; i < vm->ncpus; i++)
+		arch_vcpu_dump(&vm->vcpus[i]);
 }

@@ -115,10 +115,10 @@ static int vm_gsi_alloc(void *opaque)
 }
 
 static int vm_msi_route(void *opaque, uint32_t gsi, uint64_t addr,
-			uint32_t data)
+			uint32_t data, uint32_t devid)
 {
 	struct vm *vm = opaque;
-	struct kvm_irq_routing_entry *e = vm->routes;
+	struct kvm_irq_routing_entry *e = vm->routes, want;
 	unsigned int i;
 	int ret = -ENOENT;
 
@@ -126,15 +126,13 @@ static int vm_msi_route(void *opaque, uint32_t gsi, uint64_t addr,
 	for (i = 0; i < vm->nr_routes; i++) {
 		if (e[i].gsi != gsi || e[i].type != KVM_IRQ_ROUTING_MSI)
 			continue;
-		if (e[i].u.msi.address_lo == (uint32_t)addr &&
-		    e[i].u.msi.address_hi == (uint32_t)(addr >> 32) &&
-		    e[i].u.msi.data == data) {
+		want = e[i];
+		arch_msi_route(&want, addr, data, devid);
+		if (!memcmp(&want, &e[i], sizeof(want))) {
 			ret = 0;
 			break;
 		}
-		e[i].u.msi.address_lo = (uint32_t)addr;
-		e[i].u.msi.address_hi = (uint32_t)(addr >> 32);
-		e[i].u.msi.data = data;
+		e[i] = want;
 		ret = vm_commit_routes_locked(vm);
 		break;
 	}

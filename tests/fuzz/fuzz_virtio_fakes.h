@@ -112,10 +112,11 @@ static int fuzz_fake_gsi_alloc(void *opaque)
 }
 
 static int fuzz_fake_msi_route(void *opaque, uint32_t gsi, uint64_t addr,
-			       uint32_t data)
+			       uint32_t data, uint32_t devid)
 {
 	struct fuzz_host *h = opaque;
 
+	(void)devid;
 	h->routes++;
 	h->route_gsi = gsi;
 	h->route_addr = addr;

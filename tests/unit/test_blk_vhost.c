@@ -520,9 +520,9 @@ static int fh_gsi_alloc(void *opaque)
 }
 
 static int fh_msi_route(void *opaque, uint32_t gsi, uint64_t addr,
-			uint32_t data)
+			uint32_t data, uint32_t devid)
 {
-	(void)opaque; (void)gsi; (void)addr; (void)data;
+	(void)opaque; (void)gsi; (void)addr; (void)data; (void)devid;
 	return 0;
 }
 

@@ -46,7 +46,7 @@ struct fake_host {
 	uint32_t irqfd_gsi[NVEC + 8];
 	int nr_irqfd, irqfd_deassigned;
 	int routes;
-	uint32_t route_gsi, route_data;
+	uint32_t route_gsi, route_data, route_devid;
 	uint64_t route_addr;
 };
 
@@ -102,11 +102,12 @@ static int fake_gsi_alloc(void *opaque)
 }
 
 static int fake_msi_route(void *opaque, uint32_t gsi, uint64_t addr,
-			  uint32_t data)
+			  uint32_t data, uint32_t devid)
 {
 	struct fake_host *h = opaque;
 
 	h->routes++;
+	h->route_devid = devid;
 	h->route_gsi = gsi;
 	h->route_addr = addr;
 	h->route_data = data;
@@ -550,6 +551,9 @@ static void test_msix_route(void)
 	CHECK_EQ(fh.routes, n + 1);
 	CHECK(fh.route_gsi == GSI_FIRST + 1 && fh.route_addr == 0xfee01000ULL &&
 	      fh.route_data == 0x4041);
+	/* The requester id an ITS translates by: bus 0, our slot, fn 0. */
+	CHECK_EQ(fh.route_devid, (uint32_t)vp.pci.slot << 3);
+	CHECK(vp.pci.slot > 0);
 	/* Unmasked: each change is routed at once. */
 	bar_wr(entry(1, 8), 4, 0x4042);
 	CHECK(fh.routes == n + 2 && fh.route_data == 0x4042);

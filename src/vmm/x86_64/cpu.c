@@ -268,3 +268,21 @@ fail:
 		 strerror(errno));
 	return -errno;
 }
+
+void arch_vcpu_dump(struct vcpu *v)
+{
+	struct kvm_regs r;
+	struct kvm_sregs s;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 ||
+	    ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
+		return;
+	log_msg(LOG_ERROR,
+		"vCPU %u: rip %llx rsp %llx rflags %llx cr0 %llx cr3 %llx "
+		"cr4 %llx efer %llx cs %x/%llx",
+		v->index, (unsigned long long)r.rip,
+		(unsigned long long)r.rsp, (unsigned long long)r.rflags,
+		(unsigned long long)s.cr0, (unsigned long long)s.cr3,
+		(unsigned long long)s.cr4, (unsigned long long)s.efer,
+		s.cs.selector, (unsigned long long)s.cs.base);
+}

@@ -180,6 +180,25 @@ int arch_irq_routes(void *entries, int max, uint32_t *first_msi_gsi)
 	return n;
 }
 
+/* The IOAPIC's (and PIC's) inputs are the GSIs themselves. */
+uint32_t arch_irq_line(uint32_t line)
+{
+	return line;
+}
+
+/* x86 MSIs carry no requester id: the LAPIC address and data say it all. */
+void arch_msi_route(void *entry, uint64_t addr, uint32_t data,
+		    uint32_t devid)
+{
+	struct kvm_irq_routing_entry *e = entry;
+
+	(void)devid;
+	e->flags = 0;
+	e->u.msi.address_lo = (uint32_t)addr;
+	e->u.msi.address_hi = (uint32_t)(addr >> 32);
+	e->u.msi.data = data;
+}
+
 int arch_mmio_slot(unsigned int n, uint64_t *base, uint32_t *gsi)
 {
 	if (n >= IRQ_VIRTIO_MMIO_COUNT || n >= VIRTIO_MMIO_MAX_SLOTS)

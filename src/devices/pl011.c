@@ -10,13 +10,12 @@
  */
 #include "devices/pl011.h"
 
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/uart_tx.h"
 #include "util/evloop.h"
 #include "util/le.h"
-#include "util/outbuf.h"
 
 /* Register offsets (TRM table 3-1). */
 #define REG_DR 0x000
@@ -175,11 +174,7 @@ static void pl011_tx_locked(struct pl011 *u, uint8_t byte)
 		}
 		return;
 	}
-	/* Never waits for the reader: a full buffer drops (and counts). */
-	if (u->out)
-		outbuf_write(u->out, &byte, 1);
-	else if (u->tx_closed)
-		u->tx_final.dropped++;
+	uart_tx_put_locked(&u->tx, byte);
 }
 
 /*
@@ -338,13 +333,9 @@ int pl011_init(struct pl011 *u, int out_fd, irq_set_fn irq, void *irq_opaque,
 	ret = pthread_mutex_init(&u->lock, NULL);
 	if (ret)
 		goto err_close;
-	if (out_fd >= 0) {
-		u->out = outbuf_new(out_fd, PL011_TX_BUF_SIZE, "console-out");
-		if (!u->out) {
-			ret = errno;
-			goto err_mutex;
-		}
-	}
+	ret = -uart_tx_init(&u->tx, out_fd, PL011_TX_BUF_SIZE);
+	if (ret)
+		goto err_mutex;
 	return 0;
 
 err_mutex:
@@ -357,34 +348,12 @@ err_close:
 
 int pl011_close_output(struct pl011 *u, unsigned int timeout_ms)
 {
-	struct outbuf_stats st;
-	struct outbuf *out;
-	int ret;
-
-	pthread_mutex_lock(&u->lock);
-	out = u->out;
-	u->out = NULL;
-	u->tx_closed = true;
-	pthread_mutex_unlock(&u->lock);
-	if (!out)
-		return 0;
-	ret = outbuf_close(out, timeout_ms, &st);
-	pthread_mutex_lock(&u->lock);
-	u->tx_final.queued += st.queued;
-	u->tx_final.written += st.written;
-	u->tx_final.dropped += st.dropped;
-	pthread_mutex_unlock(&u->lock);
-	return ret;
+	return uart_tx_close(&u->tx, &u->lock, timeout_ms);
 }
 
 void pl011_tx_stats(struct pl011 *u, struct outbuf_stats *st)
 {
-	pthread_mutex_lock(&u->lock);
-	if (u->out)
-		outbuf_stats(u->out, st);
-	else
-		*st = u->tx_final;
-	pthread_mutex_unlock(&u->lock);
+	uart_tx_stats(&u->tx, &u->lock, st);
 }
 
 void pl011_destroy(struct pl011 *u)

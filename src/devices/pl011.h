@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "devices/irq.h"
+#include "devices/uart_tx.h"
 #include "util/outbuf.h"
 
 #define PL011_MMIO_SIZE 0x1000 /* one 4 KiB PrimeCell register page */
@@ -41,9 +42,7 @@
 
 struct pl011 {
 	pthread_mutex_t lock; /* guards everything below */
-	struct outbuf *out;   /* transmitted bytes go here; NULL drops them */
-	bool tx_closed;       /* pl011_close_output() ran */
-	struct outbuf_stats tx_final; /* counters of the closed output */
+	struct uart_tx tx;    /* transmitted bytes go here */
 	int room_fd;          /* eventfd: RX FIFO has room again */
 	irq_set_fn irq;
 	void *irq_opaque;

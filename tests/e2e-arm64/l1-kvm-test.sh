@@ -18,7 +18,7 @@ set -uo pipefail
 
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 QEMU=${MICROVM_E2E_ARM64_QEMU:-qemu-system-aarch64}
-art= limit=300 keep= extra=
+art='' limit=300 keep='' extra=''
 
 die()
 {
@@ -67,7 +67,9 @@ init_at=$(sed -n 's/^ARM64-L1: init at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
 echo "E2E-ARM64: init-at ${init_at:-none}"
 echo "E2E-ARM64: boot-wall $wall"
 
-[ $qrc -ne 124 ] && [ $qrc -ne 137 ] || die "L1 still ran after ${limit} s"
+case $qrc in
+124|137) die "L1 still ran after ${limit} s" ;;
+esac
 [ $qrc -eq 0 ] || die "qemu exited $qrc"
 [ -n "$init_at" ] || die "L1 never reached /init"
 grep -q 'ARM64-L1: /dev/kvm present' "$log" || die "no /dev/kvm in L1"

@@ -96,8 +96,9 @@ fetch_kernel()
 	fi
 	dpkg -x "$deb" "$OUT/kernel" || die "dpkg -x $deb failed"
 	kver=$(ls "$OUT/kernel/lib/modules" | head -n 1)
-	[ -n "$kver" ] && [ -f "$OUT/kernel/boot/vmlinuz-$kver" ] ||
+	if [ -z "$kver" ] || [ ! -f "$OUT/kernel/boot/vmlinuz-$kver" ]; then
 		die "$deb holds no kernel image"
+	fi
 	cp "$OUT/kernel/boot/vmlinuz-$kver" "$OUT/vmlinuz"
 	# Only the image is needed: KVM and the virt machine's drivers are
 	# built into the cloud kernel.

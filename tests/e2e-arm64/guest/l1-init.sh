@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # SPDX-License-Identifier: Apache-2.0
 # /init of the arm64 L1 (tests/e2e-arm64): busybox applets, /proc, /sys,
 # /dev; reports how long the kernel took to get here, whether /dev/kvm

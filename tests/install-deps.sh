@@ -7,12 +7,13 @@
 # xz for the tarball, perl for its scripts; lz4 above compresses the image.
 # linux-source-6.1 also gives the vhost-blk module its vhost.h.
 # libfdt and zlib build the arm64 device tree and Image loader; dtc
-# (device-tree-compiler) decompiles the tree in its unit test.
+# (device-tree-compiler) decompiles the tree in its unit test; qemu-system-arm
+# runs the arm64 nested tier (tests/e2e-arm64).
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
-	zlib1g-dev device-tree-compiler qemu-system-x86 busybox-static cpio kmod acpica-tools clang
+	zlib1g-dev device-tree-compiler qemu-system-x86 qemu-system-arm busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4 dmsetup
 	linux-source-6.1 flex bison bc libelf-dev xz-utils perl)
 

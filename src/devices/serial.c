@@ -10,13 +10,12 @@
  */
 #include "devices/serial.h"
 
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/uart_tx.h"
 #include "util/evloop.h"
 #include "util/log.h"
-#include "util/outbuf.h"
 
 /* Register offsets (DLAB is LCR bit 7). */
 #define REG_RBR_THR_DLL 0
@@ -153,11 +152,7 @@ static void serial_tx_locked(struct serial *s, uint8_t byte)
 		}
 		return;
 	}
-	/* Never waits for the reader: a full buffer drops (and counts). */
-	if (s->out)
-		outbuf_write(s->out, &byte, 1);
-	else if (s->tx_closed)
-		s->tx_final.dropped++;
+	uart_tx_put_locked(&s->tx, byte);
 }
 
 static void serial_set_mcr_locked(struct serial *s, uint8_t val)
@@ -326,13 +321,9 @@ int serial_init(struct serial *s, int out_fd, irq_set_fn irq,
 	ret = pthread_mutex_init(&s->lock, NULL);
 	if (ret)
 		goto err_close;
-	if (out_fd >= 0) {
-		s->out = outbuf_new(out_fd, SERIAL_TX_BUF_SIZE, "console-out");
-		if (!s->out) {
-			ret = errno;
-			goto err_mutex;
-		}
-	}
+	ret = -uart_tx_init(&s->tx, out_fd, SERIAL_TX_BUF_SIZE);
+	if (ret)
+		goto err_mutex;
 	return 0;
 
 err_mutex:
@@ -345,34 +336,12 @@ err_close:
 
 int serial_close_output(struct serial *s, unsigned int timeout_ms)
 {
-	struct outbuf_stats st;
-	struct outbuf *out;
-	int ret;
-
-	pthread_mutex_lock(&s->lock);
-	out = s->out;
-	s->out = NULL;
-	s->tx_closed = true;
-	pthread_mutex_unlock(&s->lock);
-	if (!out)
-		return 0;
-	ret = outbuf_close(out, timeout_ms, &st);
-	pthread_mutex_lock(&s->lock);
-	s->tx_final.queued += st.queued;
-	s->tx_final.written += st.written;
-	s->tx_final.dropped += st.dropped;
-	pthread_mutex_unlock(&s->lock);
-	return ret;
+	return uart_tx_close(&s->tx, &s->lock, timeout_ms);
 }
 
 void serial_tx_stats(struct serial *s, struct outbuf_stats *st)
 {
-	pthread_mutex_lock(&s->lock);
-	if (s->out)
-		outbuf_stats(s->out, st);
-	else
-		*st = s->tx_final;
-	pthread_mutex_unlock(&s->lock);
+	uart_tx_stats(&s->tx, &s->lock, st);
 }
 
 void serial_destroy(struct serial *s)

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "devices/irq.h"
+#include "devices/uart_tx.h"
 #include "util/outbuf.h"
 
 #define SERIAL_NR_REGS 8         /* bytes of port space the UART decodes */
@@ -43,9 +44,7 @@
 
 struct serial {
 	pthread_mutex_t lock; /* guards everything below */
-	struct outbuf *out;   /* transmitted bytes go here; NULL drops them */
-	bool tx_closed;       /* serial_close_output() ran */
-	struct outbuf_stats tx_final; /* counters of the closed output */
+	struct uart_tx tx;    /* transmitted bytes go here */
 	int room_fd;          /* eventfd: RX FIFO has room again */
 	irq_set_fn irq;
 	void *irq_opaque;

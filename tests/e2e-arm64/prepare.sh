@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Prepares the arm64 L1 machine into OUTDIR (idempotent: a rerun downloads
+# nothing and rebuilds only what changed):
+#   OUTDIR/vmlinuz         Debian's linux-image-cloud-arm64 kernel (a gzip'ed
+#                          arm64 Image; KVM is built in)
+#   OUTDIR/l1.cpio.gz      busybox-static:arm64, guest/l1-init.sh as /init,
+#                          /bin/kvm-probe (guest/kvm-probe.c, static arm64)
+# Installs nothing: both packages are fetched for arm64 with
+# `apt-get download` (dpkg --add-architecture arm64 and apt-get update
+# first: tests/install-deps.sh) and unpacked with `dpkg -x`.
+# MICROVM_E2E_ARM64_KERNEL_DEB=FILE and MICROVM_E2E_ARM64_BUSYBOX_DEB=FILE
+# use local .debs instead (offline).
+# Exit status: 0 ready, 77 when a tool or a package cannot be had (the
+# caller skips), 1 on any other failure.
+#
+# Usage: prepare.sh OUTDIR
+set -euo pipefail
+
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GUEST_DIR=$DIR/guest
+CC=${MICROVM_E2E_ARM64_CC:-aarch64-linux-gnu-gcc}
+
+die()
+{
+	echo "e2e-arm64/prepare.sh: $*" >&2
+	exit 1
+}
+
+skip()
+{
+	echo "e2e-arm64/prepare.sh: SKIP: $*" >&2
+	exit 77
+}
+
+log()
+{
+	echo "e2e-arm64/prepare.sh: $*"
+}
+
+[ $# -eq 1 ] || die "usage: prepare.sh OUTDIR"
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd -P)
+
+check_host()
+{
+	local cmd
+	for cmd in cpio gzip dpkg apt-get apt-cache "$CC"; do
+		command -v "$cmd" >/dev/null 2>&1 ||
+			skip "no $cmd (tests/install-deps.sh installs it)"
+	done
+}
+
+hash_of()
+{
+	{ echo "$OUT"; cat "$@"; } | sha256sum | cut -d' ' -f1
+}
+
+up_to_date()
+{
+	[ -f "$1" ] && [ "$(cat "$1")" = "$2" ]
+}
+
+# download PKG: PKG's .deb (for arm64) into OUT/debs; prints its path.
+download()
+{
+	local sandbox=()
+	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+	mkdir -p "$OUT/debs"
+	(cd "$OUT/debs" && apt-get download -q "${sandbox[@]}" "$1:arm64" \
+		>&2) || skip "apt-get download $1:arm64 failed (dpkg" \
+		"--add-architecture arm64 && apt-get update?)"
+	ls "$OUT/debs/${1}_"*_arm64.deb | head -n 1
+}
+
+fetch_kernel()
+{
+	local pkg deb kver start
+	[ -f "$OUT/kernel.stamp" ] && [ -f "$OUT/vmlinuz" ] && return
+	rm -rf "$OUT/kernel"
+	if [ -n "${MICROVM_E2E_ARM64_KERNEL_DEB:-}" ]; then
+		deb=$MICROVM_E2E_ARM64_KERNEL_DEB
+		[ -f "$deb" ] || die "MICROVM_E2E_ARM64_KERNEL_DEB: no file '$deb'"
+	else
+		pkg=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
+		      sed -n 's/^ *Depends: \(linux-image-[0-9][^ :]*\).*$/\1/p' |
+		      head -n 1)
+		[ -n "$pkg" ] || skip "apt-cache knows no linux-image-cloud-arm64:arm64" \
+			"(dpkg --add-architecture arm64 && apt-get update)"
+		log "downloading $pkg:arm64"
+		start=$(date +%s.%N)
+		deb=$(download "$pkg")
+		log "downloaded $(du -k "$deb" | cut -f1) KiB in" \
+			"$(awk -v a="$start" -v b="$(date +%s.%N)" \
+			'BEGIN { printf "%.1f", b - a }') s"
+	fi
+	dpkg -x "$deb" "$OUT/kernel" || die "dpkg -x $deb failed"
+	kver=$(ls "$OUT/kernel/lib/modules" | head -n 1)
+	if [ -z "$kver" ] || [ ! -f "$OUT/kernel/boot/vmlinuz-$kver" ]; then
+		die "$deb holds no kernel image"
+	fi
+	cp "$OUT/kernel/boot/vmlinuz-$kver" "$OUT/vmlinuz"
+	# Only the image is needed: KVM and the virt machine's drivers are
+	# built into the cloud kernel.
+	rm -rf "$OUT/kernel" "$OUT/debs"
+	echo "$kver" >"$OUT/kernel.stamp"
+}
+
+fetch_busybox()
+{
+	local deb
+	[ -f "$OUT/busybox" ] && return
+	deb=${MICROVM_E2E_ARM64_BUSYBOX_DEB:-}
+	if [ -n "$deb" ]; then
+		[ -f "$deb" ] || die "MICROVM_E2E_ARM64_BUSYBOX_DEB: no file '$deb'"
+	else
+		log "downloading busybox-static:arm64"
+		deb=$(download busybox-static)
+	fi
+	rm -rf "$OUT/bb"
+	dpkg -x "$deb" "$OUT/bb" || die "dpkg -x $deb failed"
+	[ -f "$OUT/bb/bin/busybox" ] || die "$deb holds no bin/busybox"
+	cp "$OUT/bb/bin/busybox" "$OUT/busybox.tmp"
+	mv "$OUT/busybox.tmp" "$OUT/busybox"
+	rm -rf "$OUT/bb" "$OUT/debs"
+}
+
+build_l1()
+{
+	local stamp root=$OUT/l1root
+	stamp=$(hash_of "$0" "$GUEST_DIR/l1-init.sh" "$GUEST_DIR/kvm-probe.c" \
+		"$OUT/kernel.stamp" "$OUT/busybox")
+	up_to_date "$OUT/l1.stamp" "$stamp" && return
+	log "building the arm64 L1 initramfs"
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp}
+	install -m 755 "$OUT/busybox" "$root/bin/busybox"
+	ln -s busybox "$root/bin/sh"
+	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"
+	"$CC" -static -O2 -Wall -Wextra -Werror -o "$root/bin/kvm-probe" \
+		"$GUEST_DIR/kvm-probe.c" || die "building kvm-probe failed"
+	(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --quiet) | gzip -6 >"$OUT/l1.cpio.gz.tmp"
+	mv "$OUT/l1.cpio.gz.tmp" "$OUT/l1.cpio.gz"
+	rm -rf "$root"
+	echo "$stamp" >"$OUT/l1.stamp"
+}
+
+check_host
+fetch_kernel
+fetch_busybox
+build_l1
+log "ready in $OUT (kernel $(cat "$OUT/kernel.stamp"))"

@@ -6,7 +6,10 @@
 #   2. the nested real-guest fio runs, microvm (polling off and default)
 #      and QEMU's microvm machine side by side in one L1 (guest-fio.sh);
 #   3. boot time and VMM memory overhead against QEMU (boot-vs-qemu.sh);
-#   4. the PNG plots (plots.sh, gnuplot).
+#   4. engine=vhost against engine=io_uring in one 1-vCPU L1 (guest-fio.sh
+#      with the vhost-blk module built for L1's kernel; section 5), the
+#      module's polling off (its default) and at 32 us;
+#   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
 # their ends). Takes about an hour on 2 cores (the nested parts most of it);
@@ -15,7 +18,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,boot   leave parts out (their old files stay)
+#   --skip device,guest,boot,vhost   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -92,6 +95,21 @@ if want boot; then
 		fw=(--fw-kernel "$root/build/firmware/kernel/bzImage")
 	"$root/tests/bench/boot-vs-qemu.sh" --runs "$($quick && echo 1 || echo 3)" \
 		"${fw[@]}" --records "$out/boot.records" >"$out/boot.txt"
+fi
+
+if want vhost; then
+	log "engine=vhost against io_uring (guest-fio.sh --vhost)"
+	cmake --build "$root/build" --target vhost-blk-module >/dev/null
+	ko=$root/build/kernel/vhost-blk/vhost_blk.ko
+	if $quick; then
+		set -- --repeat 1 --runtime 2 --plan "mmio:1"
+	else
+		set -- --repeat 3 --runtime 8 --plan "pci:1 mmio:1 pci:2 mmio:2"
+	fi
+	MICROVM_E2E_L1_CPUS=1 "$root/tests/bench/guest-fio.sh" "$@" \
+		--vmms "microvm microvm-vhost microvm-vhost+poll-us=32" \
+		--vhost "$ko" --raw "$out/guest-fio-vhost.raw" \
+		>"$out/guest-fio-vhost.txt"
 fi
 
 log "plots"

@@ -12,7 +12,7 @@
 #   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
-# their ends). Takes about an hour on 2 cores (the nested parts most of it);
+# their ends). Takes about 90 minutes on 2 cores (the nested parts most of it);
 # --quick does a short pass of each part (minutes) to check the pipeline.
 # Installs nothing: run tests/install-deps.sh first, and apt-get install
 # gnuplot-nox for the plots.

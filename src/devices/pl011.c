@@ -11,10 +11,8 @@
 #include "devices/pl011.h"
 
 #include <string.h>
-#include <unistd.h>
 
-#include "devices/uart_tx.h"
-#include "util/evloop.h"
+#include "devices/uart_host.h"
 #include "util/le.h"
 
 /* Register offsets (TRM table 3-1). */
@@ -112,19 +110,12 @@ static void pl011_update_irq_locked(struct pl011 *u)
 {
 	int level = (u->ris & u->imsc) != 0;
 
-	if (level == u->irq_level)
-		return;
-	u->irq_level = level;
-	if (u->irq)
-		u->irq(u->irq_opaque, u->gsi, level);
+	uart_host_irq_locked(&u->h, level);
 }
 
 static void pl011_room_check_locked(struct pl011 *u)
 {
-	if (!u->room_wanted || u->rx_count > pl011_depth_locked(u) / 2)
-		return;
-	u->room_wanted = false;
-	evfd_signal(u->room_fd);
+	uart_host_room_locked(&u->h, u->rx_count <= pl011_depth_locked(u) / 2);
 }
 
 /* Append one byte; false when the FIFO is full. */
@@ -174,7 +165,7 @@ static void pl011_tx_locked(struct pl011 *u, uint8_t byte)
 		}
 		return;
 	}
-	uart_tx_put_locked(&u->tx, byte);
+	uart_host_put_locked(&u->h, byte);
 }
 
 /*
@@ -285,7 +276,7 @@ void pl011_access(void *opaque, uint64_t off, uint8_t *data, unsigned int len,
 		memset(data, 0, n);
 	if (off >= PL011_MMIO_SIZE || (off & 3) || !n)
 		return;
-	pthread_mutex_lock(&u->lock);
+	pthread_mutex_lock(&u->h.lock);
 	if (is_write)
 		pl011_write_locked(u, (unsigned int)off,
 				   (uint32_t)le_get(data, n > 4 ? 4 : n));
@@ -293,74 +284,50 @@ void pl011_access(void *opaque, uint64_t off, uint8_t *data, unsigned int len,
 		le_put(data, n > 4 ? 4 : n,
 		       pl011_read_locked(u, (unsigned int)off));
 	pl011_update_irq_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	pthread_mutex_unlock(&u->h.lock);
 }
 
 size_t pl011_input(struct pl011 *u, const uint8_t *buf, size_t n)
 {
 	size_t i;
 
-	pthread_mutex_lock(&u->lock);
+	pthread_mutex_lock(&u->h.lock);
 	for (i = 0; i < n; i++)
 		if (!pl011_rx_push_locked(u, buf[i]))
 			break;
 	if (i < n)
-		u->room_wanted = true;
+		u->h.room_wanted = true;
 	pl011_update_irq_locked(u);
-	pthread_mutex_unlock(&u->lock);
+	pthread_mutex_unlock(&u->h.lock);
 	return i;
 }
 
 int pl011_room_fd(const struct pl011 *u)
 {
-	return u->room_fd;
+	return u->h.room_fd;
 }
 
 int pl011_init(struct pl011 *u, int out_fd, irq_set_fn irq, void *irq_opaque,
 	       uint32_t gsi)
 {
-	int ret;
-
 	memset(u, 0, sizeof(*u));
-	u->irq = irq;
-	u->irq_opaque = irq_opaque;
-	u->gsi = gsi;
 	u->cr = CR_TXE | CR_RXE; /* TRM reset value 0x300 */
 	u->ifls = IFLS_RESET;
-	u->room_fd = evfd_new();
-	if (u->room_fd < 0)
-		return u->room_fd;
-	ret = pthread_mutex_init(&u->lock, NULL);
-	if (ret)
-		goto err_close;
-	ret = -uart_tx_init(&u->tx, out_fd, PL011_TX_BUF_SIZE);
-	if (ret)
-		goto err_mutex;
-	return 0;
-
-err_mutex:
-	pthread_mutex_destroy(&u->lock);
-err_close:
-	close(u->room_fd);
-	u->room_fd = -1;
-	return -ret;
+	return uart_host_init(&u->h, out_fd, PL011_TX_BUF_SIZE, irq,
+			      irq_opaque, gsi);
 }
 
 int pl011_close_output(struct pl011 *u, unsigned int timeout_ms)
 {
-	return uart_tx_close(&u->tx, &u->lock, timeout_ms);
+	return uart_host_close_output(&u->h, timeout_ms);
 }
 
 void pl011_tx_stats(struct pl011 *u, struct outbuf_stats *st)
 {
-	uart_tx_stats(&u->tx, &u->lock, st);
+	uart_host_stats(&u->h, st);
 }
 
 void pl011_destroy(struct pl011 *u)
 {
-	pl011_close_output(u, PL011_TX_FLUSH_MS);
-	pthread_mutex_destroy(&u->lock);
-	if (u->room_fd >= 0)
-		close(u->room_fd);
-	u->room_fd = -1;
+	uart_host_destroy(&u->h, PL011_TX_FLUSH_MS);
 }

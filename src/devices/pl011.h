@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "devices/irq.h"
-#include "devices/uart_tx.h"
+#include "devices/uart_host.h"
 #include "util/outbuf.h"
 
 #define PL011_MMIO_SIZE 0x1000 /* one 4 KiB PrimeCell register page */
@@ -41,13 +41,7 @@
 #define PL011_TX_FLUSH_MS 1000 /* pl011_destroy() waits this long at most */
 
 struct pl011 {
-	pthread_mutex_t lock; /* guards everything below */
-	struct uart_tx tx;    /* transmitted bytes go here */
-	int room_fd;          /* eventfd: RX FIFO has room again */
-	irq_set_fn irq;
-	void *irq_opaque;
-	uint32_t gsi;
-	int irq_level;        /* last level reported through irq() */
+	struct uart_host h;   /* lock (guards all below), output, room, irq */
 
 	uint16_t cr;          /* UARTCR */
 	uint16_t imsc;        /* UARTIMSC: which RIS bits reach the line */
@@ -57,7 +51,6 @@ struct pl011 {
 	uint8_t lcr_h;        /* line control; FEN turns the FIFOs on */
 	uint8_t ifls;         /* FIFO interrupt trigger levels */
 	uint8_t rsr;          /* receive errors (only overrun happens) */
-	bool room_wanted;     /* pl011_input() turned bytes away */
 
 	uint8_t rx[PL011_FIFO_SIZE];
 	unsigned int rx_head;  /* index of the oldest byte */

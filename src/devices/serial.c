@@ -11,10 +11,8 @@
 #include "devices/serial.h"
 
 #include <string.h>
-#include <unistd.h>
 
-#include "devices/uart_tx.h"
-#include "util/evloop.h"
+#include "devices/uart_host.h"
 #include "util/log.h"
 
 /* Register offsets (DLAB is LCR bit 7). */
@@ -105,19 +103,12 @@ static void serial_update_irq_locked(struct serial *s)
 {
 	int level = serial_iid_locked(s) != IIR_NO_INT && (s->mcr & MCR_OUT2);
 
-	if (level == s->irq_level)
-		return;
-	s->irq_level = level;
-	if (s->irq)
-		s->irq(s->irq_opaque, s->gsi, level);
+	uart_host_irq_locked(&s->h, level);
 }
 
 static void serial_room_check_locked(struct serial *s)
 {
-	if (!s->room_wanted || s->rx_count > SERIAL_RX_FIFO_SIZE / 2)
-		return;
-	s->room_wanted = false;
-	evfd_signal(s->room_fd);
+	uart_host_room_locked(&s->h, s->rx_count <= SERIAL_RX_FIFO_SIZE / 2);
 }
 
 /* Append one byte; false when the FIFO is full. */
@@ -152,7 +143,7 @@ static void serial_tx_locked(struct serial *s, uint8_t byte)
 		}
 		return;
 	}
-	uart_tx_put_locked(&s->tx, byte);
+	uart_host_put_locked(&s->h, byte);
 }
 
 static void serial_set_mcr_locked(struct serial *s, uint8_t val)
@@ -272,7 +263,7 @@ void serial_access(void *opaque, uint64_t off, uint8_t *data,
 
 	if (off >= SERIAL_NR_REGS || !len)
 		return;
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->h.lock);
 	if (is_write) {
 		serial_write_locked(s, (unsigned int)off, data[0]);
 	} else {
@@ -281,74 +272,50 @@ void serial_access(void *opaque, uint64_t off, uint8_t *data,
 		data[0] = val;
 	}
 	serial_update_irq_locked(s);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->h.lock);
 }
 
 size_t serial_input(struct serial *s, const uint8_t *buf, size_t n)
 {
 	size_t i;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->h.lock);
 	for (i = 0; i < n; i++)
 		if (!serial_rx_push_locked(s, buf[i]))
 			break;
 	if (i < n)
-		s->room_wanted = true;
+		s->h.room_wanted = true;
 	serial_update_irq_locked(s);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->h.lock);
 	return i;
 }
 
 int serial_room_fd(const struct serial *s)
 {
-	return s->room_fd;
+	return s->h.room_fd;
 }
 
 int serial_init(struct serial *s, int out_fd, irq_set_fn irq,
 		void *irq_opaque, uint32_t gsi)
 {
-	int ret;
-
 	memset(s, 0, sizeof(*s));
-	s->irq = irq;
-	s->irq_opaque = irq_opaque;
-	s->gsi = gsi;
 	s->dll = 12; /* 9600 baud, the BIOS default */
 	s->lcr = 0x03; /* 8N1 */
-	s->room_fd = evfd_new();
-	if (s->room_fd < 0)
-		return s->room_fd;
-	ret = pthread_mutex_init(&s->lock, NULL);
-	if (ret)
-		goto err_close;
-	ret = -uart_tx_init(&s->tx, out_fd, SERIAL_TX_BUF_SIZE);
-	if (ret)
-		goto err_mutex;
-	return 0;
-
-err_mutex:
-	pthread_mutex_destroy(&s->lock);
-err_close:
-	close(s->room_fd);
-	s->room_fd = -1;
-	return -ret;
+	return uart_host_init(&s->h, out_fd, SERIAL_TX_BUF_SIZE, irq,
+			      irq_opaque, gsi);
 }
 
 int serial_close_output(struct serial *s, unsigned int timeout_ms)
 {
-	return uart_tx_close(&s->tx, &s->lock, timeout_ms);
+	return uart_host_close_output(&s->h, timeout_ms);
 }
 
 void serial_tx_stats(struct serial *s, struct outbuf_stats *st)
 {
-	uart_tx_stats(&s->tx, &s->lock, st);
+	uart_host_stats(&s->h, st);
 }
 
 void serial_destroy(struct serial *s)
 {
-	serial_close_output(s, SERIAL_TX_FLUSH_MS);
-	pthread_mutex_destroy(&s->lock);
-	if (s->room_fd >= 0)
-		close(s->room_fd);
-	s->room_fd = -1;
+	uart_host_destroy(&s->h, SERIAL_TX_FLUSH_MS);
 }

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "devices/irq.h"
-#include "devices/uart_tx.h"
+#include "devices/uart_host.h"
 #include "util/outbuf.h"
 
 #define SERIAL_NR_REGS 8         /* bytes of port space the UART decodes */
@@ -43,19 +43,12 @@
 #define SERIAL_TX_FLUSH_MS 1000  /* serial_destroy() waits this long at most */
 
 struct serial {
-	pthread_mutex_t lock; /* guards everything below */
-	struct uart_tx tx;    /* transmitted bytes go here */
-	int room_fd;          /* eventfd: RX FIFO has room again */
-	irq_set_fn irq;
-	void *irq_opaque;
-	uint32_t gsi;
-	int irq_level;        /* last level reported through irq() */
+	struct uart_host h;   /* lock (guards all below), output, room, irq */
 
 	uint8_t ier, lcr, mcr, fcr, scr, dll, dlm;
 	uint8_t lsr_err;      /* latched LSR errors, cleared by reading LSR */
 	uint8_t msr_delta;    /* MSR bits 0-3, cleared by reading MSR */
 	bool thre_pending;    /* THR-empty interrupt not yet acknowledged */
-	bool room_wanted;     /* serial_input() turned bytes away */
 
 	uint8_t rx[SERIAL_RX_FIFO_SIZE];
 	unsigned int rx_head;  /* index of the oldest byte */

@@ -381,7 +381,7 @@ static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
 	else if (st.panics != panics)
 		abort();
 	if (st.com1.rx_count != st.rx_count ||
-	    st.com1.irq_level != st.irq_level)
+	    st.com1.h.irq_level != st.irq_level)
 		abort();
 }
 
@@ -394,7 +394,7 @@ static void fuzz_input(const uint8_t *bytes, size_t n)
 		abort();
 	for (i = 0; i < took; i++)
 		fuzz_rx_push(bytes[i]);
-	if (st.com1.irq_level != st.irq_level)
+	if (st.com1.h.irq_level != st.irq_level)
 		abort();
 }
 

@@ -124,10 +124,10 @@ microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c
 	vmm/x86_64/boot_elf.c util/guest_mem.c)
 microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_CONFINE})
 # The arm64 console, on its own (no bus: the model decodes its whole page).
-microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_tx.c
+microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c
 	util/clock.c util/evloop.c util/log.c util/outbuf.c
 	${MICROVM_FUZZ_CONFINE})
-microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_tx.c
+microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
 	devices/i8042.c devices/exitdev.c devices/boottime.c devices/pvpanic.c
 	util/clock.c
 	util/evloop.c util/log.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "devices/pl011.h"
+#include "irq_log.h"
 #include "test.h"
 #include "util/evloop.h"
 
@@ -42,24 +43,6 @@
 #define INT_RT 0x40
 #define INT_OE 0x400
 #define CR_LBE 0x80
-
-struct irq_log {
-	int level;
-	int calls;
-	int repeats; /* same level reported twice in a row: a bug */
-	uint32_t gsi;
-};
-
-static void fake_irq(void *opaque, uint32_t gsi, int level)
-{
-	struct irq_log *l = opaque;
-
-	if (l->calls && level == l->level)
-		l->repeats++;
-	l->level = level;
-	l->gsi = gsi;
-	l->calls++;
-}
 
 static void wr(struct pl011 *u, unsigned int off, uint32_t val)
 {

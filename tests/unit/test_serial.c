@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "devices/serial.h"
+#include "irq_log.h"
 #include "test.h"
 #include "util/evloop.h"
 
@@ -29,24 +30,6 @@
 #define LSR 5
 #define MSR 6
 #define SCR 7
-
-struct irq_log {
-	int level;
-	int calls;
-	int repeats; /* same level reported twice in a row: a bug */
-	uint32_t gsi;
-};
-
-static void fake_irq(void *opaque, uint32_t gsi, int level)
-{
-	struct irq_log *l = opaque;
-
-	if (l->calls && level == l->level)
-		l->repeats++;
-	l->level = level;
-	l->gsi = gsi;
-	l->calls++;
-}
 
 static void wr(struct serial *s, unsigned int off, uint8_t val)
 {

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-# Two lanes for `ctest -j 2` (tests/run-all.sh): the real-guest tests hold
+# Lanes for `ctest -j 2` (tests/run-all.sh): the real-guest tests hold
 # RESOURCE_LOCK e2e_vm (one emulated L1 machine at a time, one core), and
 # every other test of this directory gets RESOURCE_LOCK host_cpu, so at
 # most one host-side test (the guest-kernel build, the sanitizer builds,
 # fuzzing, unit tests) runs beside the one guest. A test whose result
-# depends on having the machine to itself (timing, polling) names both
-# locks in MICROVM_EXCLUSIVE_TESTS and runs alone.
+# depends on having the machine to itself (timing, polling) names every
+# lock in MICROVM_EXCLUSIVE_TESTS and runs alone.
 set(MICROVM_EXCLUSIVE_TESTS unit.test_blk_poll bench.smoke)
 # The guest lane's own setup: in the host lane it would wait behind the
 # guest-kernel build and hold every guest test up.
@@ -19,6 +19,15 @@ set(MICROVM_GUEST_LANE_TESTS e2e.prepare)
 set(MICROVM_AFTER_KERNEL_TESTS e2e.boot.cpus64_1G e2e.disk.pci_cpus8_mq
 	e2e.boot.cpus8_512M_exit_port_42 e2e.vhost.disk_pci_cpus8_queues8
 	e2e.vhost.disk_mmio_cpus8_queues8)
+# A second guest lane (RESOURCE_LOCK e2e_vm2) for the guests that start
+# only after the guest-kernel build: by then little host-side work is
+# left, and with one guest lane the second core sat idle for the last
+# 20 minutes of the suite. These run beside the first lane's guest (two
+# single-vCPU L1 machines, one core each) or beside a host-side test,
+# never both (ctest -j 2). About 600 s of guests, which balances the
+# first lane's remainder against this lane plus the host tests left.
+set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
+	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio)
 
 function(test_lanes)
 	get_property(tests DIRECTORY PROPERTY TESTS)
@@ -26,7 +35,9 @@ function(test_lanes)
 		get_test_property(${t} RESOURCE_LOCK locks)
 		if(t IN_LIST MICROVM_EXCLUSIVE_TESTS)
 			set_tests_properties(${t} PROPERTIES
-				RESOURCE_LOCK "host_cpu;e2e_vm")
+				RESOURCE_LOCK "host_cpu;e2e_vm;e2e_vm2")
+		elseif(t IN_LIST MICROVM_GUEST_LANE2_TESTS)
+			set_tests_properties(${t} PROPERTIES RESOURCE_LOCK e2e_vm2)
 		elseif(t IN_LIST MICROVM_GUEST_LANE_TESTS)
 			set_tests_properties(${t} PROPERTIES RESOURCE_LOCK e2e_vm)
 		elseif(NOT locks)

@@ -20,6 +20,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 e2e=$here/../../tests/e2e
+# shellcheck source=../../tests/e2e/lib.sh
+. "$e2e/lib.sh"
 microvm=
 kdir=
 art=
@@ -117,6 +119,34 @@ fail()
 	fails=$((fails + 1))
 }
 
+# where_vcpus FILE: the kernel function each "vCPU N: rip X" line of FILE
+# (microvm logs them after --timeout) points into, from vmlinux's symbols
+# (the kernel has no KASLR, so bzImage runs at the same addresses).
+where_vcpus()
+{
+	local syms=$tmp/vmlinux.syms
+	[ -s "$syms" ] || nm -n "$kdir/vmlinux" 2>/dev/null |
+		awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' >"$syms"
+	grep -ao 'vCPU [0-9]*: rip [0-9a-f]*' "$1" | while read -r _ n _ rip; do
+		awk -v n="${n%:}" -v rip="$rip" '
+			function hex(s,  i, v) {
+				v = 0; s = tolower(s)
+				for (i = 1; i <= length(s); i++)
+					v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+				return v
+			}
+			# Kernel text is at ffffffff8xxxxxxx: the low 32 bits
+			# compare exactly (awk numbers are doubles).
+			BEGIN { r = hex(substr(rip, length(rip) - 7)) }
+			length($1) == 16 && substr($1, 1, 8) == "ffffffff" {
+				a = hex(substr($1, 9))
+				if (a > r) exit
+				best = $2; off = r - a
+			}
+			END { printf "vCPU %s at %s+0x%x\n", n, best ? best : "?", off }' "$syms"
+	done
+}
+
 # want PATTERN WHAT: the console holds a line matching the grep -E PATTERN.
 want()
 {
@@ -140,16 +170,31 @@ for run in "${runs[@]}"; do
 		args+=(--initrd "$tmp/initrd.gz" --cmdline "$cmdline")
 	fi
 	echo "=== $run: microvm ${args[*]}"
-	"$e2e/run-guest.sh" ${art:+--artifacts "$art"} --timeout 600 -- \
-		"$microvm" "${args[@]}" >"$tmp/console.raw" 2>"$tmp/stderr"
-	rc=$?
+	for try in 1 2; do
+		MICROVM_E2E_VERBOSE=1 "$e2e/run-guest.sh" ${art:+--artifacts "$art"} \
+			--timeout 600 -- "$microvm" "${args[@]}" \
+			>"$tmp/console.raw" 2>"$tmp/stderr"
+		rc=$?
+		# Booted again once, and only for a failure of the emulated
+		# machines (lib.sh): L1 died or fell silent, or microvm's vCPU
+		# dump after --timeout shows KVM itself lost a wakeup.
+		[ $try -eq 1 ] && e2e_emulator_failure "$tmp/stderr" $rc || break
+		tail -n 20 "$tmp/stderr"
+		where_vcpus "$tmp/stderr"
+		echo "boot-test: RETRY $run: nested-mode emulator failure (status $rc); booting again"
+	done
 	tr -d '\r' <"$tmp/console.raw" >"$tmp/console"
 	grep -a 'KCHECK:' "$tmp/console"
 	if [ $rc -eq 77 ]; then
 		cat "$tmp/stderr" >&2
 		exit 77
 	fi
-	[ $rc -eq "$want_rc" ] || { fail "microvm exit status $rc, expected $want_rc"; tail -n 30 "$tmp/stderr"; tail -n 40 "$tmp/console"; }
+	if [ $rc -ne "$want_rc" ]; then
+		fail "microvm exit status $rc, expected $want_rc"
+		tail -n 40 "$tmp/stderr"
+		where_vcpus "$tmp/stderr"
+		tail -n 40 "$tmp/console"
+	fi
 	want '^KCHECK: console' "no console output from /init"
 	want "^KCHECK: nproc $cpus\$" "nproc is not $cpus"
 	want "^KCHECK: cmdline .*kt.marker=$marker" "no command line marker"

@@ -90,8 +90,9 @@ static const struct confine_rule base_rules[] = {
  * eventfd (poll) with --timeout; SIGUSR1 (rt_sigtimedwait); --stats
  * (dprintf asks the fd for its offset: lseek); kicks and
  * joins the vCPUs; the terminal back to how it was (termios ioctls);
- * vCPU registers with --verbose; teardown: each device reset stops its
- * queue threads (join, io_uring_enter to wait out the ring, and
+ * vCPU state after --timeout or a crash with --verbose (registers; on
+ * x86 also run state, timer MSRs and LAPIC); teardown: each device
+ * reset stops its queue threads (join, io_uring_enter to wait out the ring, and
  * IORING_UNREGISTER_FILES, the one register call a ring still allows),
  * ioeventfds and irqfds are taken down, rings unmapped, fds closed.
  */
@@ -107,6 +108,10 @@ static const struct confine_rule control_rules[] = {
 
 static const unsigned long control_ioctls[] = {
 	KVM_IOEVENTFD, KVM_IRQFD, KVM_GET_REGS, KVM_GET_SREGS,
+#ifdef __x86_64__
+	/* the vCPU dump after --timeout: run state, timer, LAPIC */
+	KVM_GET_MP_STATE, KVM_GET_MSRS, KVM_GET_LAPIC, KVM_GET_TSC_KHZ,
+#endif
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
 	/* engine=vhost teardown (blk_vhost_stop): stop serving, take the
 	 * ring state back, detach the kick eventfds. */

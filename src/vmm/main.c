@@ -419,7 +419,12 @@ int main(int argc, char **argv)
 	}
 	arch_machine_console_flush(&machine); /* bounded: stdout may stall */
 	console_restore();
-	if (cfg.verbose && status >= VM_EXIT_GUEST_CRASH)
+	/*
+	 * Where each vCPU stood: always after --timeout (a hung guest's
+	 * only trace), with --verbose after a crash or internal error too.
+	 */
+	if (status == VM_EXIT_TIMEOUT ||
+	    (cfg.verbose && status >= VM_EXIT_GUEST_CRASH))
 		vm_dump_vcpus(&machine.vm);
 	log_info("guest ended: %s, exit status %d",
 		 machine.vm.exit_reason ? machine.vm.exit_reason : "?",

@@ -79,6 +79,13 @@ vm_args=(--kernel "$art/${kernel:-vmlinuz}" --initrd "$art/l2-initrd.cpio.gz"
 # A guest that fails to end is stopped by microvm itself (status 124 and
 # its vCPU state on stderr) well before the harness limit.
 vm_args+=(--timeout "${vm_timeout:-240}")
+if [ "$want_status" = 124 ]; then
+	# Where each vCPU stood: registers, then run state, timer and LAPIC.
+	stderr_has+=("microvm: vCPU 0: rip " "microvm: vCPU $((cpus - 1)): rip ")
+	case $(uname -m) in
+	x86_64) stderr_has+=(", irr top ") ;;
+	esac
+fi
 
 if [ "$console_file" = 1 ]; then
 	# Stale content first: microvm must truncate FILE. 1 MiB of it: in

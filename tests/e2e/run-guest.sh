@@ -145,8 +145,10 @@ limited()
 	timeout --foreground -k 10 "$limit" "$@" <&0 &
 	child=$!
 	if [ -n "${watch_log:-}" ]; then
+		# Not on our stdout or stderr: a caller reading them through a
+		# pipe (CTest) would wait for the watcher's last sleep to end.
 		silence_watch "$child" "$watch_log" "$watch_quiet" \
-			"$watch_flag" </dev/null &
+			"$watch_flag" </dev/null >/dev/null 2>&1 &
 		watcher=$!
 	fi
 	trap 'kill -TERM $child 2>/dev/null; wait $child; exit 143' TERM INT HUP

@@ -269,10 +269,94 @@ fail:
 	return -errno;
 }
 
+#define MSR_IA32_TSC 0x10
+#define MSR_IA32_TSC_DEADLINE 0x6e0
+#define APIC_PPR 0xa0
+#define APIC_ISR 0x100
+#define APIC_IRR 0x200
+#define APIC_LVTT 0x320
+#define APIC_LVT_MASKED (1u << 16)
+#define APIC_LVTT_TSC_DEADLINE (2u << 17)
+#define APIC_LVTT_MODE (3u << 17)
+#define RFLAGS_IF (1u << 9)
+
+static const char *mp_state_name(uint32_t st)
+{
+	switch (st) {
+	case KVM_MP_STATE_RUNNABLE: return "runnable";
+	case KVM_MP_STATE_UNINITIALIZED: return "waiting-for-init";
+	case KVM_MP_STATE_INIT_RECEIVED: return "init-received";
+	case KVM_MP_STATE_HALTED: return "halted";
+	case KVM_MP_STATE_SIPI_RECEIVED: return "sipi-received";
+	default: return "?";
+	}
+}
+
+/* The highest vector set in the 256-bit LAPIC register at @off, or -1. */
+static int lapic_top_vector(const struct kvm_lapic_state *l, unsigned int off)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		uint32_t w;
+
+		memcpy(&w, &l->regs[off + 16 * i], 4);
+		if (w)
+			return i * 32 + 31 - __builtin_clz(w);
+	}
+	return -1;
+}
+
+/*
+ * The timer part of the dump: "timer overdue N ms" names a vCPU whose
+ * own TSC-deadline timer should have fired and been delivered by KVM long
+ * ago (KVM clears the deadline when it fires), which no VMM action can
+ * cause or cure; tests/e2e/lib.sh reads it.
+ */
+static void timer_state(struct vcpu *v, const struct kvm_lapic_state *l,
+			char *buf, size_t len)
+{
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e[2];
+	} m = { .h.nmsrs = 2,
+		.e = { { .index = MSR_IA32_TSC },
+		       { .index = MSR_IA32_TSC_DEADLINE } } };
+	uint32_t lvtt;
+	long khz;
+
+	memcpy(&lvtt, &l->regs[APIC_LVTT], 4);
+	if ((lvtt & APIC_LVTT_MODE) != APIC_LVTT_TSC_DEADLINE) {
+		snprintf(buf, len, "timer lvtt %x (not TSC-deadline)", lvtt);
+		return;
+	}
+	khz = ioctl(v->fd, KVM_GET_TSC_KHZ, 0);
+	if (ioctl(v->fd, KVM_GET_MSRS, &m) != 2 || khz <= 0) {
+		snprintf(buf, len, "timer ?");
+		return;
+	}
+	if (lvtt & APIC_LVT_MASKED)
+		snprintf(buf, len, "timer masked");
+	else if (!m.e[1].data)
+		snprintf(buf, len, "timer idle");
+	else if (m.e[1].data > m.e[0].data)
+		snprintf(buf, len, "timer due in %llu ms",
+			 (unsigned long long)((m.e[1].data - m.e[0].data) /
+					      (unsigned long long)khz));
+	else
+		snprintf(buf, len, "timer overdue %llu ms",
+			 (unsigned long long)((m.e[0].data - m.e[1].data) /
+					      (unsigned long long)khz));
+}
+
 void arch_vcpu_dump(struct vcpu *v)
 {
+	struct kvm_mp_state mp = { .mp_state = ~0u };
+	struct kvm_lapic_state lapic;
+	char timer[64] = "timer ?";
 	struct kvm_regs r;
 	struct kvm_sregs s;
+	int irr = -1, isr = -1, ppr = -1;
 
 	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 ||
 	    ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
@@ -285,4 +369,18 @@ void arch_vcpu_dump(struct vcpu *v)
 		(unsigned long long)s.cr0, (unsigned long long)s.cr3,
 		(unsigned long long)s.cr4, (unsigned long long)s.efer,
 		s.cs.selector, (unsigned long long)s.cs.base);
+	ioctl(v->fd, KVM_GET_MP_STATE, &mp);
+	if (ioctl(v->fd, KVM_GET_LAPIC, &lapic) == 0) {
+		uint32_t p;
+
+		irr = lapic_top_vector(&lapic, APIC_IRR);
+		isr = lapic_top_vector(&lapic, APIC_ISR);
+		memcpy(&p, &lapic.regs[APIC_PPR], 4);
+		ppr = (int)(p & 0xff);
+		timer_state(v, &lapic, timer, sizeof(timer));
+	}
+	log_msg(LOG_ERROR,
+		"vCPU %u: %s, interrupts %s, %s, irr top %d isr top %d ppr %d",
+		v->index, mp_state_name(mp.mp_state),
+		r.rflags & RFLAGS_IF ? "on" : "off", timer, irr, isr, ppr);
 }

@@ -107,6 +107,9 @@ static const struct confine_rule control_rules[] = {
 
 static const unsigned long control_ioctls[] = {
 	KVM_IOEVENTFD, KVM_IRQFD, KVM_GET_REGS, KVM_GET_SREGS,
+#ifdef __aarch64__
+	KVM_GET_ONE_REG, /* arm64's vCPU dump (pc, sp, pstate) */
+#endif
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
 	/* engine=vhost teardown (blk_vhost_stop): stop serving, take the
 	 * ring state back, detach the kick eventfds. */

@@ -5,6 +5,7 @@
 # /dev/kvm and the KVM calls the arm64 machine code needs. prepare.sh (run
 # by the test, cached) downloads the kernel and busybox-static for arm64
 # into ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts. Exit status 77 = skipped.
+# Then (below) the arm64 microvm booting L2 guests there.
 set(E2E_ARM64_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(E2E_ARM64_ARTIFACTS ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts)
 
@@ -14,3 +15,26 @@ add_test(NAME e2e-arm64.l1_kvm
 # RESOURCE_LOCK e2e_vm: one emulated machine at a time, as tests/e2e.
 set_tests_properties(e2e-arm64.l1_kvm PROPERTIES LABELS "e2e;e2e-arm64"
 	SKIP_RETURN_CODE 77 TIMEOUT 600 RESOURCE_LOCK e2e_vm)
+
+# The arm64 microvm itself (boot-test.sh): cross-built into
+# E2E_ARM64_CROSS, run in the same L1 on Debian's kernel as L2 with a
+# busybox initramfs. boot_cpus1/2/8: L2's /init runs with all CPUs online
+# and its poweroff ends microvm with 0; timeout: L2 never powers off and
+# --timeout 20 ends microvm with 124.
+set(E2E_ARM64_CROSS ${CMAKE_BINARY_DIR}/e2e-arm64-cross)
+foreach(n 1 2 8)
+	add_test(NAME e2e-arm64.boot_cpus${n}
+		COMMAND ${E2E_ARM64_DIR}/boot-test.sh
+			--artifacts ${E2E_ARM64_ARTIFACTS}
+			--cross-build ${E2E_ARM64_CROSS} --cpus ${n})
+	set_tests_properties(e2e-arm64.boot_cpus${n} PROPERTIES
+		LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77 TIMEOUT 600
+		RESOURCE_LOCK e2e_vm)
+endforeach()
+add_test(NAME e2e-arm64.timeout
+	COMMAND ${E2E_ARM64_DIR}/boot-test.sh
+		--artifacts ${E2E_ARM64_ARTIFACTS}
+		--cross-build ${E2E_ARM64_CROSS} --cpus 1 --hang 20)
+set_tests_properties(e2e-arm64.timeout PROPERTIES
+	LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77 TIMEOUT 600
+	RESOURCE_LOCK e2e_vm)

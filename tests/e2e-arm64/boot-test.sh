@@ -19,18 +19,22 @@
 # compiler, or prepare.sh cannot get its inputs).
 #
 # Usage: boot-test.sh --artifacts DIR --cross-build DIR [--cpus N]
-#                     [--hang SECONDS] [--timeout SECONDS]
+#                     [--hang SECONDS] [--disk mmio|pci]
+#                     [--timeout SECONDS]
 #   --artifacts    prepare.sh's output (kernel, busybox)
 #   --cross-build  where tests/cross-aarch64.sh --microvm-only builds the
 #                  arm64 microvm
 #   --hang S       L2 does not power off; microvm --timeout S must end it
+#   --disk T       L2 also gets a 16 MiB read-only disk of a known
+#                  pattern on transport T; L2's md5 of /dev/vda must be
+#                  L1's of the image
 #   --timeout      bound on the whole L1 run (default 480)
 set -uo pipefail
 
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
 QEMU=${MICROVM_E2E_ARM64_QEMU:-qemu-system-aarch64}
-art='' cross='' cpus=1 hang='' limit=480
+art='' cross='' cpus=1 hang='' disk='' limit=480
 
 die()
 {
@@ -44,12 +48,17 @@ while [ $# -gt 0 ]; do
 	--cross-build) cross=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--hang) hang=$2; shift 2 ;;
+	--disk) disk=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
 [ -n "$art" ] && [ -n "$cross" ] ||
 	{ echo "boot-test: --artifacts and --cross-build are required" >&2; exit 2; }
+case "$disk" in
+''|mmio|pci) ;;
+*) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
+esac
 for v in "$cpus" "$limit" ${hang:+"$hang"}; do
 	case "$v" in
 	''|*[!0-9]*) echo "boot-test: bad number '$v'" >&2; exit 2 ;;
@@ -81,6 +90,9 @@ mkdir -p "$work/l2"/{bin,proc,sys,dev}
 install -m 755 "$art/busybox" "$work/l2/bin/busybox"
 ln -s busybox "$work/l2/bin/sh"
 install -m 755 "$DIR/guest/l2-init.sh" "$work/l2/init"
+mkdir -p "$work/l2/lib/modules"
+cp "$art"/modules/*.ko "$work/l2/lib/modules/" 2>/dev/null ||
+	die "no virtio modules in $art/modules (prepare.sh)"
 (cd "$work/l2" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$work/l2.cpio.gz"
 
@@ -98,6 +110,7 @@ cp "$work/l2.cpio.gz" "$work/l1/l2/initrd.cpio.gz"
 	cpio -o -H newc -R 0:0 --quiet) >"$work/l1.cpio"
 
 append="console=ttyAMA0 panic=-1 rdinit=/init l1.cpus=$cpus"
+[ -z "$disk" ] || append+=" l1.disk=$disk"
 if [ -n "$hang" ]; then
 	append+=" l1.hang=1 l1.timeout=$hang"
 else
@@ -133,7 +146,16 @@ online=$(sed -n 's/^ARM64-L2: cpus online .* count \([0-9]*\).*/\1/p' "$log" | h
 if [ -n "$hang" ]; then
 	grep -q '^ARM64-L2: hanging' "$log" || die "L2 did not reach its wait"
 	[ "$status" = 124 ] || die "microvm --timeout $hang exited $status, want 124"
+	grep -q 'vCPU 0: pc [0-9a-f]* ' "$log" ||
+		die "no vCPU register dump (--verbose) after the timeout"
 else
 	[ "$status" = 0 ] || die "microvm exited $status after L2's poweroff, want 0"
+fi
+if [ -n "$disk" ]; then
+	want=$(sed -n 's/^ARM64-L1: disk md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	got=$(sed -n 's/^ARM64-L2: vda md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	[ -n "$want" ] || die "L1 made no disk image"
+	[ -n "$got" ] || die "L2 has no /dev/vda (transport $disk)"
+	[ "$got" = "$want" ] || die "L2 read $got from vda, the image is $want"
 fi
 echo "boot-test: PASS"

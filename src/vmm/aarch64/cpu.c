@@ -3,7 +3,9 @@
  * Per-vCPU arm64 state. Each vCPU is initialised for the target KVM
  * prefers on this host, with PSCI 0.2 so that the guest brings its
  * secondaries up with CPU_ON (handled inside KVM) and powers off with
- * SYSTEM_OFF (a KVM_EXIT_SYSTEM_EVENT). Registers go through
+ * SYSTEM_OFF (a KVM_EXIT_SYSTEM_EVENT). Once the last vCPU exists the
+ * vGIC is initialised, so that irqfds can be attached (main creates the
+ * vCPUs before the disks on arm64). Registers go through
  * KVM_{GET,SET}_ONE_REG, the only register interface arm64 KVM has.
  */
 #include "cpu.h"
@@ -16,6 +18,7 @@
 #include <sys/ioctl.h>
 
 #include "util/log.h"
+#include "vgic.h"
 #include "vmm/arch.h"
 #include "vmm/vm.h"
 
@@ -61,6 +64,9 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 			 v->index, strerror(errno));
 		return -errno;
 	}
+	/* With the last vCPU the GIC can be finished (vgic.h). */
+	if (v->index + 1 == vm->ncpus)
+		return arm64_vgic_init(vm, err, errlen);
 	return 0;
 }
 

@@ -4,7 +4,7 @@
  * guest exit and boot-time registers and the ECAM PCI host, all on the
  * MMIO bus at the addresses of layout.h; then the kernel and initrd
  * (boot_image.c), a device tree of what the machine has (dtb.c) in the
- * block the loader set aside, the GIC's final init and vCPU 0's entry.
+ * block the loader set aside, and vCPU 0's entry.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -171,6 +171,12 @@ static int machine_dtb(struct machine *m, const struct arm64_boot_state *st,
 		d.its.size = 0;
 	if (m->pci) {
 		dtb_desc_init_pci(&pci);
+		/*
+		 * BARs live in the 32-bit window, the only one the PCI bus
+		 * decodes (devices/pci.c); offered a 64-bit window, Linux
+		 * moves 64-bit BARs there and the device goes silent.
+		 */
+		pci.mmio64.size = 0;
 		d.pci = &pci;
 	}
 	ret = dtb_build(&d, buf, st->dtb_max, &len, err, errlen);
@@ -210,9 +216,6 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	ret = machine_dtb(m, &st, err, errlen);
-	if (ret)
-		return ret;
-	ret = arm64_vgic_init(&m->vm, err, errlen);
 	if (ret)
 		return ret;
 	return arm64_cpu_set_boot_state(&m->vm.vcpus[0], st.entry,

@@ -6,8 +6,8 @@
  * KVM sizes the redistributors by the vCPUs it has then.
  *
  *	arm64_vgic_create(vm, ...);   // arch_vm_init(), before vCPUs
- *	vm_create_vcpus(...);
- *	arm64_vgic_init(vm, ...);     // arch_machine_boot()
+ *	vm_create_vcpus(...);         // its last arch_vcpu_init() calls
+ *	arm64_vgic_init(vm, ...);     // before any irqfd (KVM: -EAGAIN)
  */
 #ifndef MICROVM_ARM64_VGIC_H
 #define MICROVM_ARM64_VGIC_H

@@ -7,18 +7,22 @@
 #   l1.cpus=N       --cpus N
 #   l1.timeout=S    --timeout S
 #   l1.hang=1       L2 init waits forever instead of powering off (so
-#                   --timeout must end it)
+#                   --timeout must end it); microvm runs with --verbose,
+#                   which dumps the vCPUs' registers at the timeout
+#   l1.disk=T       a 16 MiB image of a known pattern on transport T
+#                   (mmio or pci) as L2's vda; its md5 is printed
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "ARM64-L1: init at $(cut -d' ' -f1 /proc/uptime) s"
-cpus=1 limit=240 hang=0
+cpus=1 limit=240 hang=0 disk=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	l1.cpus=*) cpus=${arg#l1.cpus=} ;;
 	l1.timeout=*) limit=${arg#l1.timeout=} ;;
 	l1.hang=*) hang=${arg#l1.hang=} ;;
+	l1.disk=*) disk=${arg#l1.disk=} ;;
 	esac
 done
 if [ ! -c /dev/kvm ]; then
@@ -27,7 +31,17 @@ if [ ! -c /dev/kvm ]; then
 fi
 set -- --kernel /l2/vmlinuz --initrd /l2/initrd.cpio.gz --cpus "$cpus" \
 	--timeout "$limit"
-[ "$hang" = 1 ] && set -- "$@" --cmdline "console=ttyAMA0 l2.hang=1"
+l2args=''
+[ "$hang" = 1 ] && l2args=" l2.hang=1" && set -- "$@" --verbose
+[ -n "$disk" ] && l2args="$l2args l2.disk=1"
+[ -n "$l2args" ] && set -- "$@" --cmdline "console=ttyAMA0$l2args"
+if [ -n "$disk" ]; then
+	mount -t tmpfs tmpfs /tmp
+	yes 'microvm arm64 disk pattern 0123456789abcdef' |
+		head -c 16777216 >/tmp/disk.raw
+	echo "ARM64-L1: disk md5 $(md5sum /tmp/disk.raw | cut -d' ' -f1)"
+	set -- "$@" --disk "/tmp/disk.raw,transport=$disk,readonly=on"
+fi
 echo "ARM64-L1: microvm $*"
 start=$(cut -d' ' -f1 /proc/uptime)
 /bin/microvm "$@"

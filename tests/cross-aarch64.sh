@@ -6,18 +6,25 @@
 # libfdt-dev:arm64 into the build directory (Debian 12's libfdt-dev is not
 # Multi-Arch: same, so installing it would remove the host's), builds with
 # cmake/aarch64-linux-gnu.cmake and runs `ctest -L unit` under qemu-aarch64.
-# What it builds: cmake/aarch64-partial.cmake (no microvm binary yet).
+# What it builds: the microvm binary and the unit tests (cmake/aarch64-tests.cmake).
 #
 # Usage: tests/cross-aarch64.sh [BUILD_DIR]   (default build-aarch64)
 #        tests/cross-aarch64.sh --deps-only  (the installs alone, for
 #        tests/install-deps.sh, so that CTest's cross.aarch64 installs
 #        nothing while other tests run)
+#        tests/cross-aarch64.sh --microvm-only [BUILD_DIR]  (installs
+#        nothing, builds the microvm binary alone, runs no tests: for
+#        tests/e2e-arm64/boot-test.sh)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-deps_only=0
+deps_only=0 microvm_only=0
 if [ "${1:-}" = --deps-only ]; then
 	deps_only=1
+	shift
+elif [ "${1:-}" = --microvm-only ]; then
+	microvm_only=1
+	MICROVM_SKIP_DEPS=1
 	shift
 fi
 build=${1:-$root/build-aarch64}
@@ -64,5 +71,9 @@ fi
 cmake -S "$root" -B "$build" -DMICROVM_WERROR=ON \
 	-DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
 	-DMICROVM_ARM64_FDT_LIB="$fdt/usr/lib/aarch64-linux-gnu/libfdt.a"
+if [ $microvm_only = 1 ]; then
+	cmake --build "$build" -j"${MICROVM_JOBS:-1}" --target microvm
+	exit 0
+fi
 cmake --build "$build" -j"${MICROVM_JOBS:-1}"
 cd "$build" && ctest -L unit --output-on-failure

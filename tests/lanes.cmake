@@ -18,7 +18,7 @@ set(MICROVM_GUEST_LANE_TESTS e2e.prepare)
 # still run if the build fails or is not registered.
 set(MICROVM_AFTER_KERNEL_TESTS e2e.boot.cpus64_1G e2e.disk.pci_cpus8_mq
 	e2e.boot.cpus8_512M_exit_port_42 e2e.vhost.disk_pci_cpus8_queues8
-	e2e.vhost.disk_mmio_cpus8_queues8)
+	e2e.vhost.disk_mmio_cpus8_queues8 e2e-arm64.boot_cpus8)
 # A second guest lane (RESOURCE_LOCK e2e_vm2) for the guests that start
 # only after the guest-kernel build: by then little host-side work is
 # left, and with one guest lane the second core sat idle for the last
@@ -26,8 +26,13 @@ set(MICROVM_AFTER_KERNEL_TESTS e2e.boot.cpus64_1G e2e.disk.pci_cpus8_mq
 # single-vCPU L1 machines, one core each) or beside a host-side test,
 # never both (ctest -j 2). About 600 s of guests, which balances the
 # first lane's remainder against this lane plus the host tests left.
+# The arm64 tier runs there too, all of it in this one lane: its tests
+# share prepare.sh's artifacts and the arm64 microvm's build directory,
+# and its L1 (two emulated CPUs) is best kept off the kernel build.
 set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
-	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio)
+	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio
+	e2e-arm64.l1_kvm e2e-arm64.boot_cpus1 e2e-arm64.boot_cpus2
+	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci)
 
 function(test_lanes)
 	get_property(tests DIRECTORY PROPERTY TESTS)
@@ -44,7 +49,8 @@ function(test_lanes)
 			set_tests_properties(${t} PROPERTIES
 				RESOURCE_LOCK host_cpu)
 		endif()
-		if(t IN_LIST MICROVM_AFTER_KERNEL_TESTS)
+		if(t IN_LIST MICROVM_AFTER_KERNEL_TESTS OR
+		   t IN_LIST MICROVM_GUEST_LANE2_TESTS)
 			set_tests_properties(${t} PROPERTIES
 				DEPENDS firmware.kernel)
 		endif()

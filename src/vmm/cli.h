@@ -15,7 +15,12 @@
  * The default kernel command lines (see cli_parse()): the console alone,
  * or with --disk and no --initrd also the root on the first disk.
  */
+/* The console UART: COM1 on x86_64, the PL011 on arm64. */
+#ifdef __aarch64__
+#define CLI_CMDLINE_CONSOLE "console=ttyAMA0"
+#else
 #define CLI_CMDLINE_CONSOLE "console=ttyS0"
+#endif
 #define CLI_CMDLINE_ROOT_RW CLI_CMDLINE_CONSOLE " root=/dev/vda rw"
 #define CLI_CMDLINE_ROOT_RO CLI_CMDLINE_CONSOLE " root=/dev/vda ro"
 

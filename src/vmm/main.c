@@ -225,8 +225,17 @@ static const struct init_step init_steps[] = {
 	{ "vm", step_vm, undo_vm },
 	{ "ram", step_ram, NULL },        /* RAM goes with the VM */
 	{ "devices", step_devices, undo_devices },
+#ifdef __aarch64__
+	/*
+	 * arm64: KVM takes an irqfd (a virtio-mmio disk's) only once the
+	 * vGIC is initialised, and that needs every vCPU to exist.
+	 */
+	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
+	{ "attach disks", step_attach_disks, undo_attach_disks },
+#else
 	{ "attach disks", step_attach_disks, undo_attach_disks },
 	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
+#endif
 	{ "boot", step_boot, NULL },
 	{ "release images", step_release_images, NULL },
 };

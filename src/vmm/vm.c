@@ -493,6 +493,9 @@ void vm_close(struct vm *vm)
 	}
 	free(vm->vcpus);
 	vm->vcpus = NULL;
+	for (i = 0; i < vm->nr_dev_fds; i++)
+		close(vm->dev_fds[i]);
+	vm->nr_dev_fds = 0;
 	if (vm->ram)
 		munmap(vm->ram, vm->ram_size);
 	vm->ram = NULL;

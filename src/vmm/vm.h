@@ -33,6 +33,7 @@
 struct kvm_run;
 
 #define VM_MAX_ROUTES 1024
+#define VM_MAX_DEV_FDS 4
 
 /* Why KVM_RUN returned to this vCPU's thread, counted for --stats. */
 enum vcpu_exit_kind {
@@ -67,6 +68,12 @@ struct vm {
 	void *ram;             /* one host mapping for all RAM regions */
 	uint64_t ram_size;
 	unsigned int nr_slots;
+	/*
+	 * KVM devices the architecture created (KVM_CREATE_DEVICE: arm64's
+	 * vGIC and ITS); vm_close() closes them.
+	 */
+	int dev_fds[VM_MAX_DEV_FDS];
+	unsigned int nr_dev_fds;
 	struct bus pio;
 	struct bus mmio;
 	unsigned int ncpus;

@@ -110,6 +110,8 @@ static int vm_gsi_alloc(void *opaque)
 	memset(e, 0, sizeof(*e));
 	e->gsi = gsi;
 	e->type = KVM_IRQ_ROUTING_MSI;
+	/* An ITS refuses an MSI route without a device ID, even unused. */
+	arch_msi_route(e, 0, 0, 0);
 	pthread_mutex_unlock(&vm->irq_lock);
 	return gsi;
 }

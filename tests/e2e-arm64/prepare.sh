@@ -4,6 +4,9 @@
 # nothing and rebuilds only what changed):
 #   OUTDIR/vmlinuz         Debian's linux-image-cloud-arm64 kernel (a gzip'ed
 #                          arm64 Image; KVM is built in)
+#   OUTDIR/modules/*.ko    the kernel's virtio modules (the cloud kernel
+#                          has virtio-mmio, virtio-pci and virtio-blk as
+#                          modules), for the L2 guest of boot-test.sh
 #   OUTDIR/l1.cpio.gz      busybox-static:arm64, guest/l1-init.sh as /init,
 #                          /bin/kvm-probe (guest/kvm-probe.c, static arm64)
 # Installs nothing: both packages are fetched for arm64 with
@@ -20,6 +23,9 @@ set -euo pipefail
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GUEST_DIR=$DIR/guest
 CC=${MICROVM_E2E_ARM64_CC:-aarch64-linux-gnu-gcc}
+# What the L2 guest loads for its disks, dependencies first.
+L2_MODULES="virtio_ring virtio virtio_mmio virtio_pci_modern_dev
+	virtio_pci_legacy_dev virtio_pci virtio_blk"
 
 die()
 {
@@ -76,7 +82,8 @@ download()
 fetch_kernel()
 {
 	local pkg deb kver start
-	[ -f "$OUT/kernel.stamp" ] && [ -f "$OUT/vmlinuz" ] && return
+	[ -f "$OUT/kernel.stamp" ] && [ -f "$OUT/vmlinuz" ] &&
+		[ -f "$OUT/modules/virtio_blk.ko" ] && return
 	rm -rf "$OUT/kernel"
 	if [ -n "${MICROVM_E2E_ARM64_KERNEL_DEB:-}" ]; then
 		deb=$MICROVM_E2E_ARM64_KERNEL_DEB
@@ -100,8 +107,16 @@ fetch_kernel()
 		die "$deb holds no kernel image"
 	fi
 	cp "$OUT/kernel/boot/vmlinuz-$kver" "$OUT/vmlinuz"
-	# Only the image is needed: KVM and the virt machine's drivers are
-	# built into the cloud kernel.
+	# The image, and the virtio modules L2 loads (guest/l2-init.sh, in
+	# dependency order); KVM and the rest of the virt machine's drivers
+	# are built into the cloud kernel.
+	rm -rf "$OUT/modules"
+	mkdir -p "$OUT/modules"
+	for m in $L2_MODULES; do
+		f=$(find "$OUT/kernel/lib/modules/$kver" -name "$m.ko" | head -n 1)
+		[ -n "$f" ] || die "$deb has no $m.ko"
+		cp "$f" "$OUT/modules/"
+	done
 	rm -rf "$OUT/kernel" "$OUT/debs"
 	echo "$kver" >"$OUT/kernel.stamp"
 }

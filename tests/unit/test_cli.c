@@ -268,20 +268,20 @@ static void test_default_cmdline(void)
 		const char *args[8];
 		const char *cmdline;
 	} rows[] = {
-		{ { "--kernel", "k" }, "console=ttyS0" },
+		{ { "--kernel", "k" }, CLI_CMDLINE_CONSOLE },
 		{ { "--kernel", "k", "--disk", "root.raw" },
-		  "console=ttyS0 root=/dev/vda rw" },
+		  CLI_CMDLINE_ROOT_RW },
 		{ { "--kernel", "k", "--disk", "root.raw", "--disk", "d.raw" },
-		  "console=ttyS0 root=/dev/vda rw" },
+		  CLI_CMDLINE_ROOT_RW },
 		{ { "--kernel", "k", "--disk", "root.raw,readonly=on",
-		    "--disk", "d.raw" }, "console=ttyS0 root=/dev/vda ro" },
+		    "--disk", "d.raw" }, CLI_CMDLINE_ROOT_RO },
 		{ { "--kernel", "k", "--disk", "root.raw",
 		    "--disk", "d.raw,readonly=on" },
-		  "console=ttyS0 root=/dev/vda rw" },
+		  CLI_CMDLINE_ROOT_RW },
 		{ { "--kernel", "k", "--disk", "r.raw,transport=mmio" },
-		  "console=ttyS0 root=/dev/vda rw" },
+		  CLI_CMDLINE_ROOT_RW },
 		{ { "--kernel", "k", "--initrd", "i", "--disk", "root.raw" },
-		  "console=ttyS0" },
+		  CLI_CMDLINE_CONSOLE },
 		{ { "--kernel", "k", "--disk", "root.raw", "--cmdline",
 		    "console=ttyS0 root=/dev/vdb" }, "console=ttyS0 root=/dev/vdb" },
 		{ { "--kernel", "k", "--disk", "root.raw", "--cmdline", "" },
@@ -377,7 +377,7 @@ static void test_argv(void)
 		if (res == CLI_RUN) {
 			CHECK_EQ(cfg.cpus, 1);
 			CHECK(cfg.memory == CONFIG_DEFAULT_MEMORY);
-			CHECK(!strcmp(cfg.cmdline, "console=ttyS0"));
+			CHECK(!strcmp(cfg.cmdline, CLI_CMDLINE_CONSOLE));
 			CHECK(cfg.console == NULL);
 		}
 		cli_free(&cfg);

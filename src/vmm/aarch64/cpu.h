@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * arm64 vCPU setup: KVM_ARM_VCPU_INIT with PSCI 0.2 (secondaries start
+ * powered off and wait for PSCI CPU_ON), the boot vCPU's entry registers
+ * (booting.rst: x0 = device tree, EL1h, DAIF masked) and MPIDR_EL1, which
+ * the device tree's cpu nodes name.
+ */
+#ifndef MICROVM_ARM64_CPU_H
+#define MICROVM_ARM64_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vcpu;
+
+/**
+ * arm64_cpu_set_boot_state() - put @vcpu at @entry with x0 = @dtb_addr,
+ * x1..x3 = 0, PSTATE EL1h with D, A, I and F masked.
+ * Return: 0 or -errno with a message in @err.  Context: startup.
+ */
+int arm64_cpu_set_boot_state(struct vcpu *vcpu, uint64_t entry,
+			     uint64_t dtb_addr, char *err, size_t errlen);
+
+/**
+ * arm64_cpu_mpidr() - read @vcpu's MPIDR_EL1 into @mpidr.
+ * Return: 0 or -errno.  Context: startup, after arch_vcpu_init().
+ */
+int arm64_cpu_mpidr(struct vcpu *vcpu, uint64_t *mpidr);
+
+#endif

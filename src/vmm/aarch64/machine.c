@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The arm64 machine's platform devices and boot: the PL011 console, the
+ * guest exit and boot-time registers and the ECAM PCI host, all on the
+ * MMIO bus at the addresses of layout.h; then the kernel and initrd
+ * (boot_image.c), a device tree of what the machine has (dtb.c) in the
+ * block the loader set aside, and vCPU 0's entry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot_image.h"
+#include "cpu.h"
+#include "devices/boottime.h"
+#include "devices/exitdev.h"
+#include "devices/pci.h"
+#include "devices/pl011.h"
+#include "dtb.h"
+#include "layout.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "vgic.h"
+#include "vmm/arch.h"
+#include "vmm/console.h"
+#include "vmm/machine.h"
+
+struct arch_machine {
+	struct pl011 uart;
+	bool uart_ready;
+	bool console_closed; /* arch_machine_console_flush() ran */
+	struct exitdev exitdev;
+	struct boottime boottime;
+	bool boottime_ready;
+	struct pci_bus pci;
+	bool pci_ready;
+};
+
+static void machine_guest_exit(void *opaque, int status)
+{
+	vm_request_exit(opaque, status, "guest exit register");
+}
+
+static uint64_t machine_boot_clock(void *opaque)
+{
+	(void)opaque;
+	return clock_since_start_ns();
+}
+
+/* The generic ECAM host: config space and the 32-bit BAR window. */
+static int machine_pci_init(struct machine *m, struct arch_machine *a)
+{
+	struct vm *vm = &m->vm;
+	int ret;
+
+	ret = pci_bus_init(&a->pci, ARM64_PCI_MMIO32_BASE,
+			   ARM64_PCI_MMIO32_SIZE);
+	if (ret)
+		return ret;
+	a->pci_ready = true;
+	ret = bus_register(&vm->mmio, ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE,
+			   pci_ecam_access, &a->pci);
+	if (!ret)
+		ret = bus_register(&vm->mmio, ARM64_PCI_MMIO32_BASE,
+				   ARM64_PCI_MMIO32_SIZE, pci_mmio_access,
+				   &a->pci);
+	if (!ret)
+		m->pci = &a->pci;
+	return ret;
+}
+
+int arch_machine_devices(struct machine *m, char *err, size_t errlen)
+{
+	struct arch_machine *a;
+	struct vm *vm = &m->vm;
+	const char *what;
+	int ret;
+
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	m->arch = a;
+	what = "PL011";
+	ret = pl011_init(&a->uart, m->console_fd, vm_irq_line, vm,
+			 ARM64_SPI_PL011);
+	if (ret)
+		goto fail;
+	a->uart_ready = true;
+	ret = bus_register(&vm->mmio, ARM64_PL011_BASE, ARM64_PL011_SIZE,
+			   pl011_access, &a->uart);
+	if (ret)
+		goto fail;
+	what = "exit register";
+	exitdev_init(&a->exitdev, machine_guest_exit, vm);
+	ret = bus_register(&vm->mmio, ARM64_EXIT_MMIO_ADDR, EXITDEV_MMIO_LEN,
+			   exitdev_access, &a->exitdev);
+	if (ret)
+		goto fail;
+	what = "boot-time register";
+	ret = boottime_init(&a->boottime, machine_boot_clock, NULL, NULL,
+			    NULL);
+	if (ret)
+		goto fail;
+	a->boottime_ready = true;
+	ret = bus_register(&vm->mmio, ARM64_BOOT_TIME_MMIO_ADDR,
+			   BOOT_TIME_MMIO_LEN, boottime_access, &a->boottime);
+	if (ret)
+		goto fail;
+	what = "PCI host bridge";
+	ret = machine_pci_init(m, a);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", what, strerror(-ret));
+	return ret;
+}
+
+/* The device tree for what the machine has now, at st->dtb_addr. */
+static int machine_dtb(struct machine *m, const struct arm64_boot_state *st,
+		       char *err, size_t errlen)
+{
+	struct dtb_dev mmio[MACHINE_MAX_MMIO_DEVS];
+	struct arch_ram_range ram[DTB_MAX_RAM_RANGES];
+	struct vm *vm = &m->vm;
+	struct dtb_desc d;
+	struct dtb_pci pci;
+	uint64_t *mpidr;
+	size_t len = 0;
+	void *buf;
+	unsigned int i;
+	int n, ret;
+
+	dtb_desc_init(&d);
+	d.rtc.size = 0; /* no PL031 model: the guest keeps time without */
+	n = arch_ram_layout(vm->ram_size, ram, DTB_MAX_RAM_RANGES);
+	for (i = 0; i < (unsigned int)n; i++)
+		d.ram[i] = (struct dtb_range){ ram[i].gpa, ram[i].size };
+	d.nr_ram = (unsigned int)n;
+	mpidr = calloc(vm->ncpus, sizeof(*mpidr));
+	buf = malloc(st->dtb_max);
+	if (!mpidr || !buf) {
+		snprintf(err, errlen, "out of memory for the device tree");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < vm->ncpus; i++) {
+		ret = arm64_cpu_mpidr(&vm->vcpus[i], &mpidr[i]);
+		if (ret) {
+			snprintf(err, errlen, "vCPU %u: reading MPIDR_EL1: %s",
+				 i, strerror(-ret));
+			goto out;
+		}
+	}
+	d.mpidr = mpidr;
+	d.nr_cpus = vm->ncpus;
+	d.cmdline = m->cfg->cmdline;
+	d.initrd_start = st->initrd_addr;
+	d.initrd_size = st->initrd_size;
+	for (i = 0; i < m->nr_mmio_devs; i++)
+		mmio[i] = (struct dtb_dev){ m->mmio_devs[i].base,
+					    m->mmio_devs[i].size,
+					    m->mmio_devs[i].gsi };
+	d.virtio_mmio = mmio;
+	d.nr_virtio_mmio = m->nr_mmio_devs;
+	if (!arm64_vgic_has_its(vm))
+		d.its.size = 0;
+	if (m->pci) {
+		dtb_desc_init_pci(&pci);
+		/*
+		 * BARs live in the 32-bit window, the only one the PCI bus
+		 * decodes (devices/pci.c); offered a 64-bit window, Linux
+		 * moves 64-bit BARs there and the device goes silent.
+		 */
+		pci.mmio64.size = 0;
+		d.pci = &pci;
+	}
+	ret = dtb_build(&d, buf, st->dtb_max, &len, err, errlen);
+	if (!ret)
+		ret = arm64_boot_put_dtb(&vm->mem, st, buf, len, err, errlen);
+out:
+	free(buf);
+	free(mpidr);
+	return ret;
+}
+
+int arch_machine_boot(struct machine *m, char *err, size_t errlen)
+{
+	const struct vm_config *cfg = m->cfg;
+	struct arch_ram_range ram[2];
+	struct arm64_boot_state st;
+	struct arm64_boot_cfg bc;
+	int ret;
+
+	if (arch_ram_layout(m->vm.ram_size, ram, 2) < 1) {
+		snprintf(err, errlen, "no guest RAM for the kernel");
+		return -ENOMEM;
+	}
+	bc = (struct arm64_boot_cfg){
+		.kernel = m->kernel,
+		.kernel_len = m->kernel_len,
+		.kernel_path = cfg->kernel,
+		.initrd = m->initrd,
+		.initrd_len = m->initrd_len,
+		.initrd_path = cfg->initrd,
+		.ram_base = ram[0].gpa,
+		.ram_size = ram[0].size,
+		.memory = m->vm.ram_size,
+	};
+	memset(&st, 0, sizeof(st));
+	ret = arm64_boot_load(&m->vm.mem, &bc, &st, err, errlen);
+	if (ret)
+		return ret;
+	ret = machine_dtb(m, &st, err, errlen);
+	if (ret)
+		return ret;
+	return arm64_cpu_set_boot_state(&m->vm.vcpus[0], st.entry,
+					st.dtb_addr, err, errlen);
+}
+
+static size_t machine_console_input(void *opaque, const uint8_t *buf,
+				    size_t n)
+{
+	struct arch_machine *a = opaque;
+
+	return pl011_input(&a->uart, buf, n);
+}
+
+int arch_machine_console_start(struct machine *m)
+{
+	return console_start(machine_console_input, m->arch);
+}
+
+void arch_machine_console_flush(struct machine *m)
+{
+	struct outbuf_stats st;
+
+	if (!m->arch || !m->arch->uart_ready || m->arch->console_closed)
+		return;
+	m->arch->console_closed = true;
+	pl011_close_output(&m->arch->uart, PL011_TX_FLUSH_MS);
+	pl011_tx_stats(&m->arch->uart, &st);
+	if (st.dropped)
+		log_warn("console: %llu bytes of guest output dropped (%s "
+			 "was not read fast enough)",
+			 (unsigned long long)st.dropped,
+			 m->cfg && m->cfg->console ? m->cfg->console : "stdout");
+}
+
+void arch_machine_print_stats(struct machine *m, int fd)
+{
+	struct outbuf_stats st;
+
+	if (!m->arch)
+		return;
+	if (m->arch->boottime_ready)
+		boottime_print_stats(&m->arch->boottime, fd);
+	if (!m->arch->uart_ready)
+		return;
+	pl011_tx_stats(&m->arch->uart, &st);
+	dprintf(fd, "microvm: stats console: output bytes %llu written %llu "
+		"dropped %llu\n", (unsigned long long)(st.queued + st.dropped),
+		(unsigned long long)st.written,
+		(unsigned long long)st.dropped);
+}
+
+void arch_machine_free(struct machine *m)
+{
+	if (!m->arch)
+		return;
+	if (m->arch->uart_ready) {
+		arch_machine_console_flush(m);
+		pl011_destroy(&m->arch->uart);
+	}
+	if (m->arch->pci_ready)
+		pci_bus_destroy(&m->arch->pci);
+	if (m->arch->boottime_ready)
+		boottime_destroy(&m->arch->boottime);
+	m->pci = NULL;
+	free(m->arch);
+	m->arch = NULL;
+}

@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# CTest e2e-arm64.boot_*: the arm64 microvm boots a real L2 guest inside the
+# arm64 L1 machine of l1-kvm-test.sh (QEMU TCG, virt with EL2 and GICv3,
+# -cpu max, 2 vCPUs, 2 GiB, Debian's cloud arm64 kernel). L1's /init
+# (guest/l1-boot-init.sh) runs
+#   microvm --kernel vmlinuz --initrd l2.cpio.gz --cpus N --timeout S
+# with the same Debian kernel for L2 and a busybox initramfs whose /init
+# (guest/l2-init.sh) reports the CPUs online and powers off (PSCI
+# SYSTEM_OFF). The test passes when L2's /init ran (its console output,
+# through the PL011 and microvm's stdout, is in L1's console), all N CPUs
+# came online and microvm exited 0; with --hang, L2 never powers off and
+# microvm must end it with status 124 after its --timeout (L2's kernel
+# must have written to the console by then, and --verbose's vCPU register
+# dump must follow).
+# Prints the L1 console, then:
+#   E2E-ARM64: l2-init-at S   L2 kernel uptime when its /init ran
+#   E2E-ARM64: microvm-wall S L1 seconds microvm ran
+#   E2E-ARM64: boot-wall S    host seconds from QEMU start to its exit
+# Exit status: 0 pass, 1 fail, 77 skip (no qemu-system-aarch64, no cross
+# compiler, or prepare.sh cannot get its inputs).
+#
+# Usage: boot-test.sh --artifacts DIR --cross-build DIR [--cpus N]
+#                     [--hang SECONDS] [--disk mmio|pci]
+#                     [--timeout SECONDS]
+#   --artifacts    prepare.sh's output (kernel, busybox)
+#   --cross-build  where tests/cross-aarch64.sh --microvm-only builds the
+#                  arm64 microvm
+#   --hang S       L2 does not power off; microvm --timeout S --verbose
+#                  must end it with 124 and dump the vCPUs
+#   --disk T       L2 also gets a 16 MiB read-only disk of a known
+#                  pattern on transport T; L2's md5 of /dev/vda must be
+#                  L1's of the image
+#   --timeout      bound on the whole L1 run (default 480)
+set -uo pipefail
+
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$DIR/../.." && pwd)
+QEMU=${MICROVM_E2E_ARM64_QEMU:-qemu-system-aarch64}
+art='' cross='' cpus=1 hang='' disk='' limit=480
+
+die()
+{
+	echo "boot-test: FAIL: $*"
+	exit 1
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--artifacts) art=$2; shift 2 ;;
+	--cross-build) cross=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--hang) hang=$2; shift 2 ;;
+	--disk) disk=$2; shift 2 ;;
+	--timeout) limit=$2; shift 2 ;;
+	*) echo "boot-test: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+[ -n "$art" ] && [ -n "$cross" ] ||
+	{ echo "boot-test: --artifacts and --cross-build are required" >&2; exit 2; }
+case "$disk" in
+''|mmio|pci) ;;
+*) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
+esac
+for v in "$cpus" "$limit" ${hang:+"$hang"}; do
+	case "$v" in
+	''|*[!0-9]*) echo "boot-test: bad number '$v'" >&2; exit 2 ;;
+	esac
+done
+
+command -v "$QEMU" >/dev/null 2>&1 || {
+	echo "boot-test: SKIP: no $QEMU (apt-get install qemu-system-arm)"
+	exit 77
+}
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || {
+	echo "boot-test: SKIP: no aarch64-linux-gnu-gcc (tests/install-deps.sh)"
+	exit 77
+}
+"$DIR/prepare.sh" "$art"
+rc=$?
+[ $rc -eq 77 ] && { echo "boot-test: SKIP: prepare.sh could not get its inputs"; exit 77; }
+[ $rc -eq 0 ] || die "prepare.sh exited $rc"
+"$ROOT/tests/cross-aarch64.sh" --microvm-only "$cross" >"$art/cross-build.log" 2>&1 ||
+	{ tail -n 30 "$art/cross-build.log"; die "building the arm64 microvm failed"; }
+vmm=$(realpath -m "$cross")/microvm
+[ -x "$vmm" ] || die "no $vmm after the cross build"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/e2e-arm64-boot.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# L2's initramfs: busybox and guest/l2-init.sh.
+mkdir -p "$work/l2"/{bin,proc,sys,dev}
+install -m 755 "$art/busybox" "$work/l2/bin/busybox"
+ln -s busybox "$work/l2/bin/sh"
+install -m 755 "$DIR/guest/l2-init.sh" "$work/l2/init"
+mkdir -p "$work/l2/lib/modules"
+cp "$art"/modules/*.ko "$work/l2/lib/modules/" 2>/dev/null ||
+	die "no virtio modules in $art/modules (prepare.sh)"
+(cd "$work/l2" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$work/l2.cpio.gz"
+
+# L1's: busybox, guest/l1-boot-init.sh, microvm, and L2's kernel and
+# initramfs (uncompressed cpio: the kernel is most of it and is itself
+# an Image that gzip shrinks little worth the time).
+mkdir -p "$work/l1"/{bin,proc,sys,dev,tmp,l2}
+install -m 755 "$art/busybox" "$work/l1/bin/busybox"
+ln -s busybox "$work/l1/bin/sh"
+install -m 755 "$DIR/guest/l1-boot-init.sh" "$work/l1/init"
+install -m 755 "$vmm" "$work/l1/bin/microvm"
+cp "$art/vmlinuz" "$work/l1/l2/vmlinuz"
+cp "$work/l2.cpio.gz" "$work/l1/l2/initrd.cpio.gz"
+(cd "$work/l1" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio -o -H newc -R 0:0 --quiet) >"$work/l1.cpio"
+
+append="console=ttyAMA0 panic=-1 rdinit=/init l1.cpus=$cpus"
+[ -z "$disk" ] || append+=" l1.disk=$disk"
+if [ -n "$hang" ]; then
+	append+=" l1.hang=1 l1.timeout=$hang"
+else
+	append+=" l1.timeout=$((limit > 60 ? limit - 30 : limit))"
+fi
+log=$work/console.log
+start=$(date +%s.%N)
+timeout -k 10 "$limit" "$QEMU" \
+	-M virt,virtualization=on,gic-version=3 -cpu max -smp 2 -m 2048 \
+	-accel tcg -nographic -no-reboot -monitor none -serial stdio \
+	-kernel "$art/vmlinuz" -initrd "$work/l1.cpio" \
+	-append "$append" </dev/null >"$log" 2>&1
+qrc=$?
+end=$(date +%s.%N)
+cat "$log"
+wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+l2_at=$(sed -n 's/^ARM64-L2: init at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
+status=$(sed -n 's/^ARM64-L1: microvm status \([0-9]*\) .*/\1/p' "$log" | head -n 1)
+mwall=$(sed -n 's/^ARM64-L1: microvm status [0-9]* after \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
+echo "E2E-ARM64: l2-init-at ${l2_at:-none}"
+echo "E2E-ARM64: microvm-wall ${mwall:-none}"
+echo "E2E-ARM64: boot-wall $wall"
+
+case $qrc in
+124|137) die "L1 still ran after ${limit} s" ;;
+esac
+[ $qrc -eq 0 ] || die "qemu exited $qrc"
+grep -q 'ARM64-L1: /dev/kvm missing' "$log" && die "no /dev/kvm in L1"
+[ -n "$status" ] || die "microvm never finished in L1"
+if [ -n "$hang" ]; then
+	# L1's kernel says it once, L2's (through microvm's console) again;
+	# where L2 got to by the timeout depends on the machine's load.
+	[ "$(grep -c 'Booting Linux on physical CPU' "$log")" -ge 2 ] ||
+		die "no console output from L2's kernel"
+	[ "$status" = 124 ] || die "microvm --timeout $hang exited $status, want 124"
+	grep -q 'vCPU 0: pc [0-9a-f]* ' "$log" ||
+		die "no vCPU register dump (--verbose) after the timeout"
+else
+	[ -n "$l2_at" ] || die "L2 never reached /init (microvm status $status)"
+	online=$(sed -n 's/^ARM64-L2: cpus online .* count \([0-9]*\).*/\1/p' "$log" | head -n 1)
+	[ "$online" = "$cpus" ] || die "L2 has ${online:-no} CPUs online, want $cpus"
+	[ "$status" = 0 ] || die "microvm exited $status after L2's poweroff, want 0"
+fi
+if [ -n "$disk" ]; then
+	want=$(sed -n 's/^ARM64-L1: disk md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	got=$(sed -n 's/^ARM64-L2: vda md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	[ -n "$want" ] || die "L1 made no disk image"
+	[ -n "$got" ] || die "L2 has no /dev/vda (transport $disk)"
+	[ "$got" = "$want" ] || die "L2 read $got from vda, the image is $want"
+fi
+echo "boot-test: PASS"

@@ -108,14 +108,13 @@ static const struct confine_rule control_rules[] = {
 
 static const unsigned long control_ioctls[] = {
 	KVM_IOEVENTFD, KVM_IRQFD, KVM_GET_REGS, KVM_GET_SREGS,
-<<<<<<< HEAD
+	/* the vCPU dump after --timeout */
 #ifdef __x86_64__
-	/* the vCPU dump after --timeout: run state, timer, LAPIC */
+	/* run state, timer, LAPIC */
 	KVM_GET_MP_STATE, KVM_GET_MSRS, KVM_GET_LAPIC, KVM_GET_TSC_KHZ,
-=======
+#endif
 #ifdef __aarch64__
-	KVM_GET_ONE_REG, /* arm64's vCPU dump (pc, sp, pstate) */
->>>>>>> arm64-vm
+	KVM_GET_ONE_REG, /* pc, sp, pstate */
 #endif
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
 	/* engine=vhost teardown (blk_vhost_stop): stop serving, take the

@@ -76,6 +76,19 @@ void machine_close_disks(struct machine *m);
  */
 void machine_print_stats(struct machine *m, int fd);
 
+struct uart_host;
+
+/**
+ * machine_console_close() - flush the console UART's output for at most
+ * @flush_ms, stop its output thread, and warn if guest output was dropped
+ * (naming the --console file or stdout). For arch_machine_console_flush().
+ */
+void machine_console_close(struct machine *m, struct uart_host *h,
+			   unsigned int flush_ms);
+
+/** machine_console_print_stats() - the console's output counters to @fd. */
+void machine_console_print_stats(struct uart_host *h, int fd);
+
 /**
  * arch_mmio_slot() - the register window and interrupt of virtio-mmio
  * device number @n.  Return: 0, or -ENOSPC when there is no slot @n.

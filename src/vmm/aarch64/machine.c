@@ -237,35 +237,20 @@ int arch_machine_console_start(struct machine *m)
 
 void arch_machine_console_flush(struct machine *m)
 {
-	struct outbuf_stats st;
-
 	if (!m->arch || !m->arch->uart_ready || m->arch->console_closed)
 		return;
 	m->arch->console_closed = true;
-	pl011_close_output(&m->arch->uart, PL011_TX_FLUSH_MS);
-	pl011_tx_stats(&m->arch->uart, &st);
-	if (st.dropped)
-		log_warn("console: %llu bytes of guest output dropped (%s "
-			 "was not read fast enough)",
-			 (unsigned long long)st.dropped,
-			 m->cfg && m->cfg->console ? m->cfg->console : "stdout");
+	machine_console_close(m, &m->arch->uart.h, PL011_TX_FLUSH_MS);
 }
 
 void arch_machine_print_stats(struct machine *m, int fd)
 {
-	struct outbuf_stats st;
-
 	if (!m->arch)
 		return;
 	if (m->arch->boottime_ready)
 		boottime_print_stats(&m->arch->boottime, fd);
-	if (!m->arch->uart_ready)
-		return;
-	pl011_tx_stats(&m->arch->uart, &st);
-	dprintf(fd, "microvm: stats console: output bytes %llu written %llu "
-		"dropped %llu\n", (unsigned long long)(st.queued + st.dropped),
-		(unsigned long long)st.written,
-		(unsigned long long)st.dropped);
+	if (m->arch->uart_ready)
+		machine_console_print_stats(&m->arch->uart.h, fd);
 }
 
 void arch_machine_free(struct machine *m)

@@ -249,35 +249,20 @@ int arch_machine_console_start(struct machine *m)
 
 void arch_machine_console_flush(struct machine *m)
 {
-	struct outbuf_stats st;
-
 	if (!m->arch || !m->arch->com1_ready || m->arch->console_closed)
 		return;
 	m->arch->console_closed = true;
-	serial_close_output(&m->arch->com1, SERIAL_TX_FLUSH_MS);
-	serial_tx_stats(&m->arch->com1, &st);
-	if (st.dropped)
-		log_warn("console: %llu bytes of guest output dropped (%s "
-			 "was not read fast enough)",
-			 (unsigned long long)st.dropped,
-			 m->cfg && m->cfg->console ? m->cfg->console : "stdout");
+	machine_console_close(m, &m->arch->com1.h, SERIAL_TX_FLUSH_MS);
 }
 
 void arch_machine_print_stats(struct machine *m, int fd)
 {
-	struct outbuf_stats st;
-
 	if (!m->arch)
 		return;
 	if (m->arch->boottime_ready)
 		boottime_print_stats(&m->arch->boottime, fd);
-	if (!m->arch->com1_ready)
-		return;
-	serial_tx_stats(&m->arch->com1, &st);
-	dprintf(fd, "microvm: stats console: output bytes %llu written %llu "
-		"dropped %llu\n", (unsigned long long)(st.queued + st.dropped),
-		(unsigned long long)st.written,
-		(unsigned long long)st.dropped);
+	if (m->arch->com1_ready)
+		machine_console_print_stats(&m->arch->com1.h, fd);
 }
 
 void arch_machine_free(struct machine *m)

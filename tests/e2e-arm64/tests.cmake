@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The arm64 nested tier (label e2e-arm64): an emulated arm64 L1 machine
 # (qemu-system-aarch64 TCG, virt with EL2 and GICv3) booting Debian's cloud
-# arm64 kernel, where the arm64 microvm will run. Today it checks L1 alone:
-# /dev/kvm and the KVM calls the arm64 machine code needs. prepare.sh (run
-# by the test, cached) downloads the kernel and busybox-static for arm64
-# into ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts. Exit status 77 = skipped.
-# Then (below) the arm64 microvm booting L2 guests there.
+# arm64 kernel, where the arm64 microvm runs L2 guests. l1_kvm checks L1
+# alone (/dev/kvm and the KVM calls the arm64 machine code needs); the
+# rest (below) boots L2 guests under the cross-built arm64 microvm.
+# prepare.sh (run by each test, cached) downloads the kernel and
+# busybox-static for arm64 into ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts.
+# Exit status 77 = skipped.
 set(E2E_ARM64_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(E2E_ARM64_ARTIFACTS ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts)
 

@@ -70,11 +70,14 @@ static void pl031_arm_locked(struct pl031 *r)
 		r->ris |= RTC_INT;
 		r->alarm_at = 0;
 		its.it_value.tv_sec = 0; /* disarm */
+	} else if (r->timer_fd < 0) {
+		return; /* no alarm (pl031_init()) */
 	} else {
 		r->alarm_at = r->now() + ahead;
 		its.it_value.tv_sec = (time_t)r->alarm_at;
 	}
-	if (timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+	if (r->timer_fd >= 0 &&
+	    timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		log_warn("rtc: arming the alarm: %s", strerror(errno));
 }
 
@@ -157,6 +160,8 @@ void pl031_timer_fired(struct pl031 *r)
 {
 	uint64_t n;
 
+	if (r->timer_fd < 0)
+		return;
 	/* Non-blocking: a re-arm since the wakeup leaves nothing to read. */
 	if (read(r->timer_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_warn("rtc: reading the alarm timer: %s", strerror(errno));
@@ -171,7 +176,7 @@ void pl031_timer_fired(struct pl031 *r)
 }
 
 int pl031_init(struct pl031 *r, irq_set_fn irq, void *irq_opaque,
-	       uint32_t gsi)
+	       uint32_t gsi, bool alarm)
 {
 	int ret;
 
@@ -182,13 +187,17 @@ int pl031_init(struct pl031 *r, irq_set_fn irq, void *irq_opaque,
 	r->now = pl031_host_now;
 	r->base = r->now();
 	r->lr = (uint32_t)r->base;
-	r->timer_fd = timerfd_create(CLOCK_REALTIME,
-				     TFD_NONBLOCK | TFD_CLOEXEC);
-	if (r->timer_fd < 0)
-		return -errno;
+	r->timer_fd = -1;
+	if (alarm) {
+		r->timer_fd = timerfd_create(CLOCK_REALTIME,
+					     TFD_NONBLOCK | TFD_CLOEXEC);
+		if (r->timer_fd < 0)
+			return -errno;
+	}
 	ret = pthread_mutex_init(&r->lock, NULL);
 	if (ret) {
-		close(r->timer_fd);
+		if (r->timer_fd >= 0)
+			close(r->timer_fd);
 		r->timer_fd = -1;
 		return -ret;
 	}

@@ -12,7 +12,7 @@
  *
  * Usage sketch:
  *
- *	pl031_init(&rtc, vm_irq_set, vm, SPI_RTC);
+ *	pl031_init(&rtc, vm_irq_set, vm, SPI_RTC, true);
  *	bus_register(&mmio, RTC_BASE, PL031_MMIO_SIZE, pl031_access, &rtc);
  *	evloop_add(loop, pl031_timer_fd(&rtc), on_rtc_timer, &rtc);
  *	// on_rtc_timer(): pl031_timer_fired(&rtc);
@@ -35,7 +35,7 @@ struct pl031 {
 	void *irq_opaque;
 	uint32_t gsi;
 	int irq_level;        /* last level reported through irq() */
-	int timer_fd;         /* CLOCK_REALTIME timerfd armed for the match */
+	int timer_fd;         /* CLOCK_REALTIME timerfd for the match; -1: none */
 
 	uint32_t lr;          /* RTCLR: the counter's value at @base */
 	int64_t base;         /* host wall-clock seconds when @lr was loaded */
@@ -56,11 +56,15 @@ struct pl031 {
  *	thread that caused the change
  * @irq_opaque: first argument of @irq
  * @gsi: passed through to @irq
+ * @alarm: create the alarm's timerfd (the caller watches pl031_timer_fd());
+ *	false: none, and a match latches RTCRIS only when RTCMR or RTCLR is
+ *	written with the counter already equal (no system call on the vCPU
+ *	thread then)
  * Return: 0, or -errno when the timerfd or the mutex cannot be created.
  * Context: setup.
  */
 int pl031_init(struct pl031 *r, irq_set_fn irq, void *irq_opaque,
-	       uint32_t gsi);
+	       uint32_t gsi, bool alarm);
 
 /** pl031_destroy() - release what pl031_init() created. Context: teardown. */
 void pl031_destroy(struct pl031 *r);
@@ -81,7 +85,8 @@ void pl031_access(void *opaque, uint64_t off, uint8_t *data, unsigned int len,
 		  bool is_write);
 
 /**
- * pl031_timer_fd() - the fd that turns readable when the alarm is due.
+ * pl031_timer_fd() - the fd that turns readable when the alarm is due, or
+ * -1 without an alarm.
  * Context: any thread.
  */
 int pl031_timer_fd(const struct pl031 *r);

@@ -156,6 +156,13 @@ else
 	online=$(sed -n 's/^ARM64-L2: cpus online .* count \([0-9]*\).*/\1/p' "$log" | head -n 1)
 	[ "$online" = "$cpus" ] || die "L2 has ${online:-no} CPUs online, want $cpus"
 	[ "$status" = 0 ] || die "microvm exited $status after L2's poweroff, want 0"
+	# L2's clock came from the PL031, which reads the host's wall
+	# clock (L1's, which QEMU sets from ours): within the run's length.
+	l2_clock=$(sed -n 's/^ARM64-L2: clock \([0-9]*\) .*/\1/p' "$log" | head -n 1)
+	now=$(date +%s)
+	[ -n "$l2_clock" ] && [ "$l2_clock" -ge $((now - limit - 60)) ] &&
+		[ "$l2_clock" -le $((now + 60)) ] ||
+		die "L2's clock is ${l2_clock:-missing}, the host's $now: not set from the RTC"
 fi
 if [ -n "$disk" ]; then
 	want=$(sed -n 's/^ARM64-L1: disk md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)

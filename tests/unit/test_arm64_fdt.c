@@ -219,7 +219,8 @@ static void check_platform(const void *fdt)
 
 	node = fdt_node_offset_by_compatible(fdt, -1, "arm,pl031");
 	check_reg(fdt, node, ARM64_PL031_BASE, ARM64_PL031_SIZE);
-	check_irq(fdt, node, 0, ARM64_SPI_PL031, 4);
+	/* dtb_desc_init() leaves the alarm out (test_rtc has it in). */
+	CHECK_EQ(prop_len(fdt, node, "interrupts"), -1);
 	clk = deref(fdt, node, "clocks", 0);
 	CHECK(clk >= 0 && !fdt_node_check_compatible(fdt, clk, "fixed-clock"));
 	CHECK_EQ(cell(fdt, clk, "clock-frequency", 0), ARM64_APB_CLOCK_HZ);
@@ -334,6 +335,43 @@ static void test_layouts(void)
 	/* The last tree (8 CPUs, mmio + PCI), for a look with dtc. */
 	if (getenv("TEST_ARM64_FDT_DUMP"))
 		dump(getenv("TEST_ARM64_FDT_DUMP"), buf, len);
+}
+
+/*
+ * The PL031: a PrimeCell with its clock, and its interrupt only when the
+ * machine offers the alarm (rtc_irq); without one Linux's rtc-pl031 keeps
+ * the wall clock and offers no alarm.
+ */
+static void test_rtc(void)
+{
+	char err[256];
+	struct dtb_desc d;
+	unsigned int irq;
+	size_t len;
+	int node;
+
+	for (irq = 0; irq < 2; irq++) {
+		make_desc(&d, 2, DISK_NONE);
+		d.rtc_irq = irq;
+		CHECK_EQ(dtb_build(&d, buf, BUF_SIZE, &len, err, sizeof(err)),
+			 0);
+		node = fdt_node_offset_by_compatible(buf, -1, "arm,pl031");
+		CHECK(node >= 0);
+		CHECK(!fdt_node_check_compatible(buf, node, "arm,primecell"));
+		check_reg(buf, node, ARM64_PL031_BASE, ARM64_PL031_SIZE);
+		CHECK(deref(buf, node, "clocks", 0) >= 0);
+		if (irq)
+			check_irq(buf, node, 0, ARM64_SPI_PL031, 4);
+		else
+			CHECK_EQ(prop_len(buf, node, "interrupts"), -1);
+		check_dtc(buf, len, irq ? "rtc with its interrupt" :
+					  "rtc without an interrupt");
+	}
+	/* Size 0: no RTC node at all. */
+	make_desc(&d, 2, DISK_NONE);
+	d.rtc.size = 0;
+	CHECK_EQ(dtb_build(&d, buf, BUF_SIZE, &len, err, sizeof(err)), 0);
+	CHECK(fdt_node_offset_by_compatible(buf, -1, "arm,pl031") < 0);
 }
 
 /* A 4 GiB guest: RAM below the hole and above 4 GiB, two memory nodes. */
@@ -533,6 +571,7 @@ int main(void)
 	test_ram_layout();
 	dtc_missing = system("command -v dtc >/dev/null 2>&1") != 0;
 	test_layouts();
+	test_rtc();
 	test_two_ram_ranges();
 	test_aff3();
 	test_small_buffer();

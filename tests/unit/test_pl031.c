@@ -67,7 +67,7 @@ static void test_ids_and_reset(void)
 	unsigned int i;
 	uint32_t dr;
 
-	CHECK_EQ(pl031_init(&r, fake_irq, &log, 7), 0);
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 7, true), 0);
 	for (i = 0; i < 8; i++)
 		CHECK_EQ(rd(&r, 0xfe0 + 4 * i), want[i]);
 	t0 = real_now();
@@ -87,7 +87,7 @@ static void test_load_and_wrap(void)
 	struct irq_log log = { 0 };
 	struct pl031 r;
 
-	CHECK_EQ(pl031_init(&r, fake_irq, &log, 7), 0);
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 7, true), 0);
 	r.now = fake_now;
 	skew = 0;
 	wr(&r, LR, 1000);
@@ -116,7 +116,7 @@ static void test_match_now(void)
 	struct irq_log log = { 0 };
 	struct pl031 r;
 
-	CHECK_EQ(pl031_init(&r, fake_irq, &log, 9), 0);
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 9, true), 0);
 	r.now = fake_now;
 	skew = 0;
 	wr(&r, LR, 5000);
@@ -145,7 +145,7 @@ static void test_alarm(void)
 	struct pollfd pfd;
 	uint32_t dr;
 
-	CHECK_EQ(pl031_init(&r, fake_irq, &log, 3), 0);
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 3, true), 0);
 	wr(&r, IMSC, 1);
 	/* Far ahead: a wakeup now (spurious, or an old one) latches nothing. */
 	wr(&r, MR, rd(&r, DR) + 100);
@@ -171,6 +171,31 @@ static void test_alarm(void)
 	pl031_destroy(&r);
 }
 
+/* Without an alarm (the arm64 machine's RTC): no timerfd, same clock. */
+static void test_no_alarm(void)
+{
+	struct irq_log log = { 0 };
+	struct pl031 r;
+
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 5, false), 0);
+	CHECK_EQ(pl031_timer_fd(&r), -1);
+	r.now = fake_now;
+	skew = 0;
+	wr(&r, LR, 4000);
+	CHECK(rd(&r, DR) - 4000 <= 1);
+	wr(&r, IMSC, 1);
+	wr(&r, MR, rd(&r, DR) + 10);
+	pl031_timer_fired(&r);
+	CHECK_EQ(rd(&r, RIS), 0);
+	/* A match written at the current count still latches. */
+	wr(&r, MR, rd(&r, DR));
+	CHECK_EQ(rd(&r, RIS), 1);
+	CHECK_EQ(log.level, 1);
+	wr(&r, ICR, 1);
+	CHECK_EQ(log.level, 0);
+	pl031_destroy(&r);
+}
+
 static void test_hostile(void)
 {
 	static const unsigned int widths[] = { 0, 1, 2, 3, 4, 8, 9, 100 };
@@ -181,7 +206,7 @@ static void test_hostile(void)
 	uint8_t d[8];
 	bool clean = true;
 
-	CHECK_EQ(pl031_init(&r, fake_irq, &log, 3), 0);
+	CHECK_EQ(pl031_init(&r, fake_irq, &log, 3, true), 0);
 	r.now = fake_now;
 	skew = 0;
 	wr(&r, LR, 77);
@@ -225,6 +250,7 @@ int main(void)
 	test_load_and_wrap();
 	test_match_now();
 	test_alarm();
+	test_no_alarm();
 	test_hostile();
 	return test_done();
 }

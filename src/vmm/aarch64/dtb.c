@@ -287,7 +287,9 @@ static void dtb_put_primecells(struct dtb_ctx *c, const struct dtb_desc *d)
 		dtb_begin_at(c, "rtc", d->rtc.base, name, sizeof(name));
 		DTB_STRS(c, "compatible", "arm,pl031\0arm,primecell");
 		dtb_prop_reg(c, d->rtc.base, d->rtc.size);
-		dtb_prop_irq(c, GIC_FDT_SPI, d->rtc.spi, IRQ_TYPE_LEVEL_HIGH);
+		if (d->rtc_irq)
+			dtb_prop_irq(c, GIC_FDT_SPI, d->rtc.spi,
+				     IRQ_TYPE_LEVEL_HIGH);
 		dtb_prop_cells(c, "clocks", clks, 1);
 		dtb_prop_str(c, "clock-names", "apb_pclk");
 		dtb_end(c);

@@ -19,6 +19,7 @@
 #ifndef MICROVM_ARM64_DTB_H
 #define MICROVM_ARM64_DTB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,11 @@ struct dtb_desc {
 	uint32_t apb_clock_hz;   /* the clock PL011 and PL031 name */
 	struct dtb_dev uart;     /* PL011, the console; size 0: none */
 	struct dtb_dev rtc;      /* PL031; size 0: none */
+	/*
+	 * The PL031's interrupt (its alarm) in the tree; false: none, and
+	 * Linux's rtc-pl031 then offers no alarm (the wall clock only).
+	 */
+	bool rtc_irq;
 	const struct dtb_dev *virtio_mmio;
 	unsigned int nr_virtio_mmio;
 	const struct dtb_pci *pci; /* NULL: no PCI host */

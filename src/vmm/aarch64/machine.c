@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The arm64 machine's platform devices and boot: the PL011 console, the
- * guest exit and boot-time registers and the ECAM PCI host, all on the
- * MMIO bus at the addresses of layout.h; then the kernel and initrd
+ * PL031 wall clock, the guest exit and boot-time registers and the ECAM
+ * PCI host, all on the MMIO bus at the addresses of layout.h; then the
+ * kernel and initrd
  * (boot_image.c), a device tree of what the machine has (dtb.c) in the
  * block the loader set aside, and vCPU 0's entry.
  */
@@ -18,6 +19,7 @@
 #include "devices/exitdev.h"
 #include "devices/pci.h"
 #include "devices/pl011.h"
+#include "devices/pl031.h"
 #include "dtb.h"
 #include "layout.h"
 #include "util/clock.h"
@@ -36,6 +38,14 @@ struct arch_machine {
 	bool boottime_ready;
 	struct pci_bus pci;
 	bool pci_ready;
+	/*
+	 * The wall clock, without its alarm: that needs a thread watching
+	 * the alarm's timerfd, which the machine does not have yet. The
+	 * device tree leaves the RTC's interrupt out, so the guest offers
+	 * no alarm.
+	 */
+	struct pl031 rtc;
+	bool rtc_ready;
 };
 
 static void machine_guest_exit(void *opaque, int status)
@@ -94,6 +104,15 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 			   pl011_access, &a->uart);
 	if (ret)
 		goto fail;
+	what = "PL031";
+	ret = pl031_init(&a->rtc, vm_irq_line, vm, ARM64_SPI_PL031, false);
+	if (ret)
+		goto fail;
+	a->rtc_ready = true;
+	ret = bus_register(&vm->mmio, ARM64_PL031_BASE, ARM64_PL031_SIZE,
+			   pl031_access, &a->rtc);
+	if (ret)
+		goto fail;
 	what = "exit register";
 	exitdev_init(&a->exitdev, machine_guest_exit, vm);
 	ret = bus_register(&vm->mmio, ARM64_EXIT_MMIO_ADDR, EXITDEV_MMIO_LEN,
@@ -136,7 +155,6 @@ static int machine_dtb(struct machine *m, const struct arm64_boot_state *st,
 	int n, ret;
 
 	dtb_desc_init(&d);
-	d.rtc.size = 0; /* no PL031 model: the guest keeps time without */
 	n = arch_ram_layout(vm->ram_size, ram, DTB_MAX_RAM_RANGES);
 	for (i = 0; i < (unsigned int)n; i++)
 		d.ram[i] = (struct dtb_range){ ram[i].gpa, ram[i].size };
@@ -265,6 +283,8 @@ void arch_machine_free(struct machine *m)
 		pci_bus_destroy(&m->arch->pci);
 	if (m->arch->boottime_ready)
 		boottime_destroy(&m->arch->boottime);
+	if (m->arch->rtc_ready)
+		pl031_destroy(&m->arch->rtc);
 	m->pci = NULL;
 	free(m->arch);
 	m->arch = NULL;

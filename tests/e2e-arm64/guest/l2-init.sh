@@ -21,6 +21,8 @@ while [ ! -b /dev/vda ] && [ $n -lt 50 ] && grep -q 'l2.disk=1' /proc/cmdline; d
 	n=$((n + 1))
 done
 echo "ARM64-L2: init at $(cut -d' ' -f1 /proc/uptime) s"
+# The wall clock, which the kernel set at boot from the PL031 (hctosys).
+echo "ARM64-L2: clock $(date +%s) rtc $(cat /sys/class/rtc/rtc0/name 2>/dev/null)"
 echo "ARM64-L2: cpus online $(cat /sys/devices/system/cpu/online)" \
 	"count $(grep -c ^processor /proc/cpuinfo)"
 if [ -b /dev/vda ]; then

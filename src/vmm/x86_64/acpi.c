@@ -502,7 +502,7 @@ static int acpi_check(const struct acpi_config *cfg, uint64_t buf_gpa)
 static int acpi_write(const struct acpi_config *cfg, const struct aml *dsdt,
 		      struct acpi_out *o)
 {
-	uint64_t rsdp_gpa, xsdt_gpa, dsdt_gpa, entries[3];
+	uint64_t rsdp_gpa = 0, xsdt_gpa = 0, dsdt_gpa = 0, entries[3] = { 0 };
 	uint8_t *rsdp, *xsdt, *fadt, *madt, *mcfg = NULL, *t;
 	unsigned int n = 0;
 	unsigned int nent = cfg->pci.present ? 3 : 2;

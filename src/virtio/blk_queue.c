@@ -21,6 +21,7 @@
 
 #include "util/confine.h"
 #include "util/defer_call.h"
+#include "util/guarded_copy.h"
 #include "util/evloop.h"
 #include "virtio/blk_priv.h"
 
@@ -237,6 +238,38 @@ static bool bq_submit_pending(struct blk_queue *bq)
 }
 
 /*
+ * Chains taken between two looks at what the thread itself finished
+ * (memory-backed images complete inside disk_queue_submit()).
+ */
+#define BQ_PUBLISH_EVERY 8u
+
+/*
+ * Mid-pass: put what the thread finished itself in the used ring and
+ * signal now if the driver asks, instead of at the round's end. A deep
+ * ring of memory-backed requests is then a pipeline: the driver reaps and
+ * refills while the thread copies, where one signal per round would leave
+ * each side waiting for the other. The count per signal stays at least
+ * BQ_PUBLISH_EVERY, whatever the driver does (the target is <= 0.25
+ * signals per request); with deferral off every push has signalled
+ * already, so there is nothing to flush.
+ */
+static void bq_publish(struct blk_queue *bq)
+{
+	if (!disk_queue_drain(bq->dq, bq_complete, bq) || !bq->pushed)
+		return;
+	if (virtq_need_notify(&bq->q->vq)) {
+		virtio_queue_notify(bq->q);
+		if (!bq->b->defer_off) {
+			/* bq_round()'s section is the outermost: run it. */
+			defer_call_end();
+			defer_call_begin();
+		}
+	}
+	atomic_fetch_add(&bq->q->stats.batches, 1);
+	bq->pushed = 0;
+}
+
+/*
  * Drain the avail ring with kicks off (virtq.h usage, §2.7.10). One pass
  * pops at most a queue size of chains less what this round already
  * pushed: chains that fail at once take no slot, so without the budget a
@@ -248,7 +281,7 @@ static bool bq_submit_pending(struct blk_queue *bq)
 static void bq_process_ring(struct blk_queue *bq)
 {
 	struct virtq *vq = &bq->q->vq;
-	unsigned int budget;
+	unsigned int budget, taken = 0;
 
 	bq->more = false;
 	/* Turned off below; whoever breaks out owns turning them on. */
@@ -259,8 +292,11 @@ static void bq_process_ring(struct blk_queue *bq)
 	for (;;) {
 		virtq_notify_disable(vq);
 		while (budget && bq->nr_free && !bq->pending &&
-		       bq_take_one(bq))
+		       bq_take_one(bq)) {
 			budget--;
+			if (++taken % BQ_PUBLISH_EVERY == 0)
+				bq_publish(bq);
+		}
 		/* Out of room: a completion resumes us, kicks stay off. */
 		bq->throttled = !bq->nr_free || bq->pending;
 		if (bq->throttled || bq->broken)
@@ -338,6 +374,8 @@ static void *bq_thread(void *arg)
 	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
 		 bq->q->index);
 	pthread_setname_np(pthread_self(), name);
+	/* A mapped image's copies must be able to fail (util/guarded_copy.h). */
+	guarded_copy_thread();
 	confine_thread(CONFINE_IO);
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);

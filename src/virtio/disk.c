@@ -18,11 +18,13 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/guarded_copy.h"
 #include "util/log.h"
 #include "virtio/disk_engine.h"
 
@@ -253,6 +255,66 @@ static int disk_lock(struct disk *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A memory-backed image read and written by the io_uring engine's queue
+ * threads (disk_uring.c) is mapped: each transfer is then one memcpy, with
+ * no system call and no page-cache lookup (disk_map_kcall()). Only where
+ * nothing else stands between the guest and the file: the page cache, no
+ * snapshot overlay. The pages the guest touches count in microvm's Rss
+ * (shared, RssShmem), as they are the image's own. Without a mapping (it
+ * failed, or the SIGBUS guard could not be installed) the thread makes
+ * its preadv/pwritev as before.
+ */
+static void disk_map(struct disk *d)
+{
+	void *m;
+
+	if (!d->mem_backed || d->direct || d->snapshot || !d->size ||
+	    d->engine != DISK_ENGINE_URING || d->size > SIZE_MAX ||
+	    guarded_copy_init())
+		return;
+	m = mmap(NULL, (size_t)d->size,
+		 d->readonly ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->fd, 0);
+	if (m == MAP_FAILED) {
+		log_debug("disk %s: not mapped (%s): transfers by system call",
+			  d->path, strerror(errno));
+		return;
+	}
+	d->map = m;
+}
+
+int64_t disk_map_kcall(struct disk *d, const struct disk_kcall *kc)
+{
+	uint64_t pos = kc->pos;
+	int64_t done = 0;
+	size_t len;
+	void *at;
+	int i;
+
+	if (kc->op != DISK_KOP_READV &&
+	    (kc->op != DISK_KOP_WRITEV || d->readonly))
+		return -EBADF; /* a read-only mapping, or not a transfer */
+	for (i = 0; i < kc->iovcnt; i++) {
+		/* As preadv/pwritev at the end of a file that shrank: short. */
+		if (pos >= d->size)
+			break;
+		len = kc->iov[i].iov_len;
+		if (len > d->size - pos)
+			len = (size_t)(d->size - pos);
+		at = d->map + pos;
+		if (kc->op == DISK_KOP_READV ?
+		    guarded_copy(kc->iov[i].iov_base, at, len) :
+		    guarded_copy(at, kc->iov[i].iov_base, len))
+			return -EIO; /* the file shrank, or tmpfs is full */
+		pos += len;
+		done += (int64_t)len;
+		if (len < kc->iov[i].iov_len)
+			break;
+	}
+	return done;
+}
+
 static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 		      char *err, size_t errlen)
 {
@@ -295,6 +357,8 @@ static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 	 * snapshot, past the overlay's). */
 	if (!ret && !d->is_blockdev)
 		disk_probe_file_discard(d);
+	if (!ret)
+		disk_map(d);
 	if (ret) {
 		free(d->path);
 		d->path = NULL;
@@ -348,6 +412,9 @@ int disk_open(struct disk *d, const struct disk_opts *o, char *err,
 
 void disk_close(struct disk *d)
 {
+	if (d->map)
+		munmap(d->map, (size_t)d->size);
+	d->map = NULL;
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;

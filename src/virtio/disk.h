@@ -134,6 +134,7 @@ struct disk {
 	uint32_t phys_block;  /* physical block (device) or fs block (file) */
 	bool is_blockdev;
 	bool mem_backed;      /* a regular file on tmpfs or ramfs */
+	uint8_t *map;         /* mem_backed, io_uring engine: its mapping */
 	bool can_discard;
 	bool can_write_zeroes;
 	enum disk_cache cache;

@@ -228,6 +228,15 @@ void disk_queue_complete(struct disk_queue *q, struct disk_req *r);
 int64_t disk_kcall_run(int fd, const struct disk_kcall *kc);
 
 /**
+ * disk_map_kcall() - make READV or WRITEV call @kc on @d's mapping (@d->map
+ * set): memcpy through guarded_copy(), short at the end of the image.
+ * Return: bytes moved, or -EIO when a page could not be accessed (the file
+ * was truncated behind microvm, or its tmpfs is full).
+ * Context: a queue thread (guarded_copy_thread() called).
+ */
+int64_t disk_map_kcall(struct disk *d, const struct disk_kcall *kc);
+
+/**
  * disk_queue_signal() - make the completion fd readable.
  * @q: queue.
  * Context: the queue's thread.

@@ -13,8 +13,9 @@
  * only) are made in the queue thread instead: such a file takes no
  * RWF_NOWAIT, so io_uring hands every one to an io-wq worker, and the
  * hand-off (a wakeup, a worker's run, its completion) costs more CPU than
- * the copy it carries. In the thread each is one preadv/pwritev that only
- * copies memory. The caller collects them with disk_queue_drain() in the
+ * the copy it carries. In the thread each is one memcpy through the
+ * image's mapping (disk.c, disk_map()), or one preadv/pwritev where it has
+ * none. The caller collects them with disk_queue_drain() in the
  * same round, or disk_queue_flush() signals the batch once.
  */
 #include <assert.h>
@@ -210,7 +211,8 @@ static void uring_submit(struct disk_queue *q, struct disk_req *r,
 	while (uring_inline(d, &c)) {
 		atomic_fetch_add_explicit(&d->stats.inline_calls, 1,
 					  memory_order_relaxed);
-		if (disk_req_next(d, r, disk_kcall_run(d->fd, &c), &c) !=
+		if (disk_req_next(d, r, d->map ? disk_map_kcall(d, &c) :
+					disk_kcall_run(d->fd, &c), &c) !=
 		    DISK_REQ_CALL) {
 			disk_queue_complete(q, r);
 			q->signal_owed = true;

@@ -111,7 +111,8 @@ microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c
 	virtio/blk_poll.c virtio/blk_req.c virtio/disk_queue.c virtio/disk_req.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c
-	util/log.c util/defer_call.c ${MICROVM_FUZZ_CONFINE})
+	util/log.c util/defer_call.c util/guarded_copy.c
+	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_virtio_pci devices/pci.c virtio/pci.c

@@ -1022,11 +1022,34 @@ static void t_uring_mem_backed(void)
 		CHECK(matches(buf, 5 * BLK, BLK, 4));
 		CHECK_EQ(f.d.stats.inline_calls, 2);
 		CHECK_EQ(f.d.stats.enters, 0);
+		/* Through the image's mapping, no system call per transfer. */
+		CHECK(f.d.map != NULL);
 		fix_close(&f);
+		CHECK(f.d.map == NULL);
 		CHECK(image_matches(&im, 5 * BLK, BLK, 4));
 	}
+	/*
+	 * The image shrinks behind microvm's back (another process
+	 * truncates it): transfers past its new end fail with -EIO, the
+	 * mapping's SIGBUS caught; those before it still work.
+	 */
+	if (fix_open(&f, false, DISK_CACHE_WRITEBACK)) {
+		CHECK(f.d.map != NULL);
+		CHECK_EQ(truncate(im.file, IMG_SIZE / 2), 0);
+		CHECK_EQ(do_buf(&f, DISK_OP_READ, IMG_SIZE / 2 + BLK, buf, BLK),
+			 -EIO);
+		CHECK_EQ(do_buf(&f, DISK_OP_WRITE, IMG_SIZE - BLK, buf, BLK),
+			 -EIO);
+		CHECK_EQ(do_buf(&f, DISK_OP_READ, 5 * BLK, buf, BLK), BLK);
+		CHECK(matches(buf, 5 * BLK, BLK, 4));
+		CHECK_EQ(f.d.stats.errors[DISK_OP_READ], 1);
+		CHECK_EQ(f.d.stats.errors[DISK_OP_WRITE], 1);
+		fix_close(&f);
+		CHECK_EQ(truncate(im.file, IMG_SIZE), 0);
+	}
 	image_destroy(&im);
-	printf("%s uring/shm: reads and writes made in the thread\n",
+	printf("%s uring/shm: reads and writes made in the thread, "
+	       "through the mapping; a shrunk image fails them\n",
 	       failed == test_fail_count ? "ok  " : "FAIL");
 	run_conformance(DISK_ENGINE_URING, false);
 out:

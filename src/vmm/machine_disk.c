@@ -253,7 +253,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		"microvm: stats %s disk: read-errors %llu write-errors %llu "
 		"flush-errors %llu discard-errors %llu write-zeroes-errors "
 		"%llu bounced %llu bounce-waits %llu resubmits %llu "
-		"uring-enters %llu inline-rw %llu copy-ups %llu\n",
+		"uring-enters %llu mapped %d inline-rw %llu copy-ups %llu\n",
 		md->vdev.name,
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
@@ -265,6 +265,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		(unsigned long long)atomic_load(&s->bounce_waits),
 		(unsigned long long)atomic_load(&s->resubmits),
 		(unsigned long long)atomic_load(&s->enters),
+		md->disk.map != NULL,
 		(unsigned long long)atomic_load(&s->inline_calls),
 		(unsigned long long)atomic_load(&s->copy_ups));
 }

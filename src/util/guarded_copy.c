@@ -47,11 +47,26 @@ static void guard_sigbus(int sig, siginfo_t *si, void *uc)
 	sigaction(sig, &dfl, NULL);
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define GUARD_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GUARD_TSAN 1
+#endif
+#endif
+
 static void guard_install(void)
 {
 	struct sigaction sa = { .sa_sigaction = guard_sigbus,
 				.sa_flags = SA_SIGINFO | SA_NODEFER };
 
+#ifdef GUARD_TSAN
+	/* ThreadSanitizer's memcpy and signal wrappers do not return a
+	 * fault inside the copy to our handler: the process dies. Report
+	 * the guard unavailable, so that callers copy by system call. */
+	guard_err = -ENOTSUP;
+	return;
+#endif
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, NULL))
 		guard_err = -errno;

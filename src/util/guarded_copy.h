@@ -20,7 +20,8 @@
 
 /**
  * guarded_copy_init() - install the process's SIGBUS handler, once.
- * Return: 0, or -errno from sigaction().
+ * Return: 0, -ENOTSUP in a ThreadSanitizer build (where a fault in the
+ * copy cannot be caught), or -errno from sigaction().
  * Context: any thread; idempotent.
  */
 int guarded_copy_init(void);

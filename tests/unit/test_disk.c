@@ -26,6 +26,7 @@
 
 #include "loop_dev.h"
 #include "test.h"
+#include "util/guarded_copy.h"
 #include "virtio/disk.h"
 
 #define IMG_SIZE (1024 * 1024)
@@ -1022,8 +1023,9 @@ static void t_uring_mem_backed(void)
 		CHECK(matches(buf, 5 * BLK, BLK, 4));
 		CHECK_EQ(f.d.stats.inline_calls, 2);
 		CHECK_EQ(f.d.stats.enters, 0);
-		/* Through the image's mapping, no system call per transfer. */
-		CHECK(f.d.map != NULL);
+		/* Through the image's mapping, no system call per transfer
+		 * (where the SIGBUS guard exists: not under ThreadSanitizer). */
+		CHECK(f.d.map != NULL || guarded_copy_init() == -ENOTSUP);
 		fix_close(&f);
 		CHECK(f.d.map == NULL);
 		CHECK(image_matches(&im, 5 * BLK, BLK, 4));
@@ -1033,7 +1035,9 @@ static void t_uring_mem_backed(void)
 	 * truncates it): transfers past its new end fail with -EIO, the
 	 * mapping's SIGBUS caught; those before it still work.
 	 */
-	if (fix_open(&f, false, DISK_CACHE_WRITEBACK)) {
+	if (guarded_copy_init() == -ENOTSUP)
+		printf("skip: uring/shm shrunk image: no SIGBUS guard here\n");
+	else if (fix_open(&f, false, DISK_CACHE_WRITEBACK)) {
 		CHECK(f.d.map != NULL);
 		CHECK_EQ(truncate(im.file, IMG_SIZE / 2), 0);
 		CHECK_EQ(do_buf(&f, DISK_OP_READ, IMG_SIZE / 2 + BLK, buf, BLK),

@@ -260,17 +260,23 @@ static int disk_lock(struct disk *d, char *err, size_t errlen)
  * threads (disk_uring.c) is mapped: each transfer is then one memcpy, with
  * no system call and no page-cache lookup (disk_map_kcall()). Only where
  * nothing else stands between the guest and the file: the page cache, no
- * snapshot overlay. The pages the guest touches count in microvm's Rss
+ * snapshot overlay. And only a fully allocated image: a read fault on a
+ * hole of a shared tmpfs mapping allocates a page, where preadv returns
+ * zeros and allocates nothing, so a guest reading a sparse image through
+ * the mapping could grow it in host memory up to its size (and fail on a
+ * full tmpfs). The pages the guest touches count in microvm's Rss
  * (shared, RssShmem), as they are the image's own. Without a mapping (it
  * failed, or the SIGBUS guard could not be installed) the thread makes
  * its preadv/pwritev as before.
  */
 static void disk_map(struct disk *d)
 {
+	struct stat st;
 	void *m;
 
 	if (!d->mem_backed || d->direct || d->snapshot || !d->size ||
 	    d->engine != DISK_ENGINE_URING || d->size > SIZE_MAX ||
+	    fstat(d->fd, &st) || (uint64_t)st.st_blocks * 512 < d->size ||
 	    guarded_copy_init())
 		return;
 	m = mmap(NULL, (size_t)d->size,
@@ -303,10 +309,16 @@ int64_t disk_map_kcall(struct disk *d, const struct disk_kcall *kc)
 		if (len > d->size - pos)
 			len = (size_t)(d->size - pos);
 		at = d->map + pos;
-		if (kc->op == DISK_KOP_READV ?
-		    guarded_copy(kc->iov[i].iov_base, at, len) :
-		    guarded_copy(at, kc->iov[i].iov_base, len))
-			return -EIO; /* the file shrank, or tmpfs is full */
+		if (kc->op == DISK_KOP_WRITEV) {
+			/* The file shrank, or a hole (a discard made it) on
+			 * a full tmpfs: as pwritev's ENOSPC, an I/O error. */
+			if (guarded_copy(at, kc->iov[i].iov_base, len))
+				return -EIO;
+		} else if (guarded_copy(kc->iov[i].iov_base, at, len)) {
+			/* A hole a discard made, with tmpfs now full, or a
+			 * shrunk file: preadv reads zeros or ends short. */
+			return disk_kcall_run(d->fd, kc);
+		}
 		pos += len;
 		done += (int64_t)len;
 		if (len < kc->iov[i].iov_len)

@@ -230,8 +230,10 @@ int64_t disk_kcall_run(int fd, const struct disk_kcall *kc);
 /**
  * disk_map_kcall() - make READV or WRITEV call @kc on @d's mapping (@d->map
  * set): memcpy through guarded_copy(), short at the end of the image.
- * Return: bytes moved, or -EIO when a page could not be accessed (the file
- * was truncated behind microvm, or its tmpfs is full).
+ * Return: bytes moved, or -EIO when a write's page could not be accessed
+ * (the file was truncated behind microvm, or its tmpfs is full); a read
+ * that faults is made again with preadv, which reads a hole as zeros and
+ * ends short at the end of a shrunk file.
  * Context: a queue thread (guarded_copy_thread() called).
  */
 int64_t disk_map_kcall(struct disk *d, const struct disk_kcall *kc);

@@ -1051,9 +1051,29 @@ static void t_uring_mem_backed(void)
 		fix_close(&f);
 		CHECK_EQ(truncate(im.file, IMG_SIZE), 0);
 	}
+	/*
+	 * A sparse image is not mapped: a read fault on a hole would
+	 * allocate a tmpfs page where preadv allocates nothing. Its holes
+	 * read as zeros and take no memory.
+	 */
+	CHECK_EQ(truncate(im.file, 0), 0);
+	CHECK_EQ(truncate(im.file, IMG_SIZE), 0);
+	if (fix_open(&f, false, DISK_CACHE_WRITEBACK)) {
+		struct stat st;
+
+		CHECK(f.d.mem_backed);
+		CHECK(f.d.map == NULL);
+		memset(buf, 0xee, BLK);
+		CHECK_EQ(do_buf(&f, DISK_OP_READ, 7 * BLK, buf, BLK), BLK);
+		CHECK(buf[0] == 0 && buf[BLK - 1] == 0);
+		CHECK(!stat(im.file, &st) && st.st_blocks == 0);
+		CHECK_EQ(f.d.stats.inline_calls, 1);
+		fix_close(&f);
+	}
 	image_destroy(&im);
 	printf("%s uring/shm: reads and writes made in the thread, "
-	       "through the mapping; a shrunk image fails them\n",
+	       "through the mapping; a shrunk image fails them; a sparse "
+	       "one is not mapped\n",
 	       failed == test_fail_count ? "ok  " : "FAIL");
 	run_conformance(DISK_ENGINE_URING, false);
 out:

@@ -57,7 +57,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
 QEMU=${MICROVM_E2E_ARM64_QEMU:-qemu-system-aarch64}
 art='' cross='' cpus=1 hang='' disk='' limit=480
-queues='' maxcpus='' end=poweroff quiet=0 l1cpus=2
+queues='' maxcpus='' l2end=poweroff quiet=0 l1cpus=2
 
 die()
 {
@@ -75,7 +75,7 @@ while [ $# -gt 0 ]; do
 	--timeout) limit=$2; shift 2 ;;
 	--queues) queues=$2; shift 2 ;;
 	--maxcpus) maxcpus=$2; shift 2 ;;
-	--end) end=$2; shift 2 ;;
+	--end) l2end=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	--l1-cpus) l1cpus=$2; shift 2 ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 2 ;;
@@ -87,10 +87,10 @@ case "$disk" in
 ''|mmio|pci) ;;
 *) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
 esac
-case "$end" in
+case "$l2end" in
 poweroff|reset) want_status=0 ;;
-exit[0-9]*) want_status=${end#exit} ;;
-*) echo "boot-test: bad --end '$end' (poweroff, reset or exitN)" >&2; exit 2 ;;
+exit[0-9]*) want_status=${l2end#exit} ;;
+*) echo "boot-test: bad --end '$l2end' (poweroff, reset or exitN)" >&2; exit 2 ;;
 esac
 for v in "$cpus" "$limit" "$l1cpus" "$want_status" ${hang:+"$hang"} \
 	${queues:+"$queues"} ${maxcpus:+"$maxcpus"}; do
@@ -147,7 +147,7 @@ append="console=ttyAMA0 panic=-1 rdinit=/init l1.cpus=$cpus"
 [ -z "$disk" ] || append+=" l1.disk=$disk"
 [ -z "$queues" ] || append+=" l1.queues=$queues"
 [ -z "$maxcpus" ] || append+=" l1.maxcpus=$maxcpus"
-[ "$end" = poweroff ] || append+=" l1.end=$end"
+[ "$l2end" = poweroff ] || append+=" l1.end=$l2end"
 [ "$quiet" = 0 ] || append+=" l1.quiet=1"
 if [ -n "$hang" ]; then
 	append+=" l1.hang=1 l1.timeout=$hang"
@@ -191,8 +191,8 @@ else
 	online=$(sed -n 's/^ARM64-L2: cpus online .* count \([0-9]*\).*/\1/p' "$log" | head -n 1)
 	[ "$online" = "$cpus" ] || die "L2 has ${online:-no} CPUs online, want $cpus"
 	[ "$status" = "$want_status" ] ||
-		die "microvm exited $status after L2's $end, want $want_status"
-	case "$end" in
+		die "microvm exited $status after L2's $l2end, want $want_status"
+	case "$l2end" in
 	reset) cause='PSCI reset' ;;
 	exit*) cause='guest exit register' ;;
 	*) cause='' ;;

@@ -26,6 +26,14 @@ struct arch_ram_range {
 int arch_ram_layout(uint64_t ram_size, struct arch_ram_range *out, int max);
 
 /**
+ * arch_ram_max() - the most guest RAM the machine's memory map holds.
+ * Return: bytes; UINT64_MAX where the map sets no bound of its own (the
+ * host's RAM still does).
+ * Context: any thread; pure.
+ */
+uint64_t arch_ram_max(void);
+
+/**
  * arch_vm_init() - per-VM KVM setup before vCPUs exist (interrupt
  * controller, timers).  Return: 0 or -errno with a message in @err.
  */

@@ -142,18 +142,36 @@ static void undo_vm(struct machine *m)
 	vm_close(&m->vm);
 }
 
-static int step_ram(struct machine *m, char *err, size_t errlen)
+/*
+ * --memory against the machine's memory map (arm64: 510G, what fits below
+ * the 64-bit PCI window) and the host's RAM, before KVM is opened, so a
+ * size too large is one line naming it wherever microvm runs.
+ */
+static int step_memory(struct machine *m, char *err, size_t errlen)
 {
 	long pages = sysconf(_SC_PHYS_PAGES);
 	long psize = sysconf(_SC_PAGESIZE);
 	uint64_t host = (uint64_t)pages * (uint64_t)psize;
+	uint64_t max = arch_ram_max();
 
+	if (m->cfg->memory > max) {
+		snprintf(err, errlen,
+			 "--memory %s: more than the %lluG of RAM the guest "
+			 "memory map holds",
+			 m->cfg->memory_arg, (unsigned long long)(max >> 30));
+		return -EINVAL;
+	}
 	if (pages > 0 && psize > 0 && m->cfg->memory > host) {
 		snprintf(err, errlen,
 			 "--memory %s: more than the host's %lluM of RAM",
 			 m->cfg->memory_arg, (unsigned long long)(host >> 20));
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+static int step_ram(struct machine *m, char *err, size_t errlen)
+{
 	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
 			  errlen);
 }
@@ -219,6 +237,7 @@ struct init_step {
 };
 
 static const struct init_step init_steps[] = {
+	{ "memory", step_memory, NULL },
 	{ "images", step_images, undo_images },
 	{ "open disks", step_open_disks, undo_open_disks },
 	{ "console", step_console, undo_console },

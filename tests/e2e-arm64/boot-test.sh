@@ -21,16 +21,35 @@
 # compiler, or prepare.sh cannot get its inputs).
 #
 # Usage: boot-test.sh --artifacts DIR --cross-build DIR [--cpus N]
-#                     [--hang SECONDS] [--disk mmio|pci]
-#                     [--timeout SECONDS]
+#                     [--hang SECONDS] [--disk mmio|pci] [--queues N]
+#                     [--maxcpus M] [--end poweroff|reset|exitN]
+#                     [--quiet] [--l1-cpus N] [--timeout SECONDS]
 #   --artifacts    prepare.sh's output (kernel, busybox)
 #   --cross-build  where tests/cross-aarch64.sh --microvm-only builds the
 #                  arm64 microvm
 #   --hang S       L2 does not power off; microvm --timeout S --verbose
 #                  must end it with 124 and dump the vCPUs
-#   --disk T       L2 also gets a 16 MiB read-only disk of a known
-#                  pattern on transport T; L2's md5 of /dev/vda must be
-#                  L1's of the image
+#   --disk T       L2 also gets a 16 MiB read-write disk of a known
+#                  pattern on transport T: L2's md5 of /dev/vda must be
+#                  L1's of the image; then 8 writers in L2 (writer i on
+#                  CPU i mod N, O_DIRECT) each write their pattern to
+#                  their 2 MiB, and L2's md5 of vda read back (page
+#                  cache dropped) and L1's of the image after microvm
+#                  exited must both be that of the 8 patterns; every
+#                  queue L2 set up must have carried requests (microvm
+#                  --stats)
+#   --queues N     the disk's queues=N; L2 must set up N queues (Linux
+#                  sets up at most one per possible CPU: with N > the
+#                  CPUs to boot, --cpus N --maxcpus M boots M and L2's
+#                  /init brings the rest online before writing)
+#   --maxcpus M    maxcpus=M on L2's command line
+#   --end E        how L2 ends: poweroff (PSCI SYSTEM_OFF, default) and
+#                  reset (reboot -f, PSCI SYSTEM_RESET) must give status
+#                  0, exitN (the exit register at 0xf0100000) status N;
+#                  reset and exitN run microvm --verbose, whose "guest
+#                  ended:" line must name the cause
+#   --quiet        quiet on L2's command line (no boot log)
+#   --l1-cpus N    L1's vCPUs (default 2)
 #   --timeout      bound on the whole L1 run (default 480)
 set -uo pipefail
 
@@ -38,6 +57,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$DIR/../.." && pwd)
 QEMU=${MICROVM_E2E_ARM64_QEMU:-qemu-system-aarch64}
 art='' cross='' cpus=1 hang='' disk='' limit=480
+queues='' maxcpus='' l2end=poweroff quiet=0 l1cpus=2
 
 die()
 {
@@ -53,6 +73,11 @@ while [ $# -gt 0 ]; do
 	--hang) hang=$2; shift 2 ;;
 	--disk) disk=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
+	--queues) queues=$2; shift 2 ;;
+	--maxcpus) maxcpus=$2; shift 2 ;;
+	--end) l2end=$2; shift 2 ;;
+	--quiet) quiet=1; shift ;;
+	--l1-cpus) l1cpus=$2; shift 2 ;;
 	*) echo "boot-test: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -62,7 +87,13 @@ case "$disk" in
 ''|mmio|pci) ;;
 *) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
 esac
-for v in "$cpus" "$limit" ${hang:+"$hang"}; do
+case "$l2end" in
+poweroff|reset) want_status=0 ;;
+exit[0-9]*) want_status=${l2end#exit} ;;
+*) echo "boot-test: bad --end '$l2end' (poweroff, reset or exitN)" >&2; exit 2 ;;
+esac
+for v in "$cpus" "$limit" "$l1cpus" "$want_status" ${hang:+"$hang"} \
+	${queues:+"$queues"} ${maxcpus:+"$maxcpus"}; do
 	case "$v" in
 	''|*[!0-9]*) echo "boot-test: bad number '$v'" >&2; exit 2 ;;
 	esac
@@ -89,7 +120,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/e2e-arm64-boot.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # L2's initramfs: busybox and guest/l2-init.sh.
-mkdir -p "$work/l2"/{bin,proc,sys,dev}
+mkdir -p "$work/l2"/{bin,proc,sys,dev,tmp}
 install -m 755 "$art/busybox" "$work/l2/bin/busybox"
 ln -s busybox "$work/l2/bin/sh"
 install -m 755 "$DIR/guest/l2-init.sh" "$work/l2/init"
@@ -114,6 +145,10 @@ cp "$work/l2.cpio.gz" "$work/l1/l2/initrd.cpio.gz"
 
 append="console=ttyAMA0 panic=-1 rdinit=/init l1.cpus=$cpus"
 [ -z "$disk" ] || append+=" l1.disk=$disk"
+[ -z "$queues" ] || append+=" l1.queues=$queues"
+[ -z "$maxcpus" ] || append+=" l1.maxcpus=$maxcpus"
+[ "$l2end" = poweroff ] || append+=" l1.end=$l2end"
+[ "$quiet" = 0 ] || append+=" l1.quiet=1"
 if [ -n "$hang" ]; then
 	append+=" l1.hang=1 l1.timeout=$hang"
 else
@@ -122,7 +157,7 @@ fi
 log=$work/console.log
 start=$(date +%s.%N)
 timeout -k 10 "$limit" "$QEMU" \
-	-M virt,virtualization=on,gic-version=3 -cpu max -smp 2 -m 2048 \
+	-M virt,virtualization=on,gic-version=3 -cpu max -smp "$l1cpus" -m 2048 \
 	-accel tcg -nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$art/vmlinuz" -initrd "$work/l1.cpio" \
 	-append "$append" </dev/null >"$log" 2>&1
@@ -155,7 +190,15 @@ else
 	[ -n "$l2_at" ] || die "L2 never reached /init (microvm status $status)"
 	online=$(sed -n 's/^ARM64-L2: cpus online .* count \([0-9]*\).*/\1/p' "$log" | head -n 1)
 	[ "$online" = "$cpus" ] || die "L2 has ${online:-no} CPUs online, want $cpus"
-	[ "$status" = 0 ] || die "microvm exited $status after L2's poweroff, want 0"
+	[ "$status" = "$want_status" ] ||
+		die "microvm exited $status after L2's $l2end, want $want_status"
+	case "$l2end" in
+	reset) cause='PSCI reset' ;;
+	exit*) cause='guest exit register' ;;
+	*) cause='' ;;
+	esac
+	[ -z "$cause" ] || grep -q "^microvm: guest ended: $cause, exit status $status" "$log" ||
+		die "microvm's last line does not name '$cause' as the cause"
 	# L2's clock came from the PL031, which reads the host's wall
 	# clock (L1's, which QEMU sets from ours): within the run's length.
 	l2_clock=$(sed -n 's/^ARM64-L2: clock \([0-9]*\) .*/\1/p' "$log" | head -n 1)
@@ -170,5 +213,26 @@ if [ -n "$disk" ]; then
 	[ -n "$want" ] || die "L1 made no disk image"
 	[ -n "$got" ] || die "L2 has no /dev/vda (transport $disk)"
 	[ "$got" = "$want" ] || die "L2 read $got from vda, the image is $want"
+	grep -q '^ARM64-L2: writer [0-9]* failed' "$log" &&
+		die "$(grep '^ARM64-L2: writer [0-9]* failed' "$log" | head -n 1)"
+	expect=$(sed -n 's/^ARM64-L1: expect md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	back=$(sed -n 's/^ARM64-L2: vda md5 after [0-9]* writers \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
+	image=$(sed -n 's/^ARM64-L1: image md5 \([0-9a-f]*\) after microvm.*/\1/p' "$log" | head -n 1)
+	[ -n "$expect" ] || die "L1 printed no md5 of what the writers must leave"
+	[ "$back" = "$expect" ] ||
+		die "L2 read back ${back:-nothing} after its writers, want $expect"
+	[ "$image" = "$expect" ] ||
+		die "the image in L1 is ${image:-missing} after microvm, want $expect"
+	# The queues L2 set up, and those microvm saw requests on.
+	nq=$(sed -n 's/^ARM64-L2: vda queues \([0-9]*\).*/\1/p' "$log" | head -n 1)
+	# microvm's default: one per vCPU on pci, one on mmio.
+	wantq=$queues
+	[ -n "$wantq" ] || { [ "$disk" = pci ] && wantq=$cpus || wantq=1; }
+	[ "$nq" = "$wantq" ] ||
+		die "L2 set up ${nq:-no} queues on vda, want $wantq"
+	used=$(grep -c '^microvm: stats vda queue [0-9]*: requests [1-9]' "$log")
+	[ "$used" = "$nq" ] ||
+		die "microvm saw requests on $used of vda's $nq queues"
+	echo "E2E-ARM64: vda queues $nq, with requests $used"
 fi
 echo "boot-test: PASS"

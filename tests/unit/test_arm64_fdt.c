@@ -561,6 +561,9 @@ static void test_ram_layout(void)
 	CHECK_EQ(arch_ram_layout(ARM64_RAM_MAX, r, 4), 2);
 	CHECK_EQ(r[1].gpa + r[1].size, ARM64_PCI_MMIO64_BASE);
 	CHECK_EQ(arch_ram_layout(ARM64_RAM_MAX + 1, r, 4), 0);
+	/* main's --memory check refuses what the layout cannot hold. */
+	CHECK_EQ(arch_ram_max(), ARM64_RAM_MAX);
+	CHECK_EQ(arch_ram_max(), 510 * 1024 * MIB);
 	CHECK_EQ(arch_ram_layout(512 * MIB, r, 1), 0);
 	CHECK_EQ(arch_ram_layout(0, r, 4), 0);
 }

@@ -30,3 +30,9 @@ int arch_ram_layout(uint64_t ram_size, struct arch_ram_range *out, int max)
 	}
 	return n;
 }
+
+/* The 40-bit IPA space below the 64-bit PCI window: 510 GiB. */
+uint64_t arch_ram_max(void)
+{
+	return ARM64_RAM_MAX;
+}

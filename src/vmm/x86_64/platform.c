@@ -40,6 +40,12 @@ int arch_ram_layout(uint64_t ram_size, struct arch_ram_range *out, int max)
 	return n;
 }
 
+/* RAM above the hole goes on at 4 GiB; the host's RAM is the bound. */
+uint64_t arch_ram_max(void)
+{
+	return UINT64_MAX;
+}
+
 int arch_vm_init(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_pit_config pit = { .flags = 0 };

@@ -10,19 +10,35 @@
 #                   --timeout must end it); microvm runs with --verbose,
 #                   which dumps the vCPUs' registers at the timeout
 #   l1.disk=T       a 16 MiB image of a known pattern on transport T
-#                   (mmio or pci) as L2's vda; its md5 is printed
+#                   (mmio or pci) as L2's vda, read-write, with --stats
+#                   (its per-queue counters); the md5s of the image
+#                   before, of what L2's writers must leave (guest/
+#                   l2-init.sh's patterns) and of the image after
+#                   microvm exited are printed
+#   l1.queues=N     the disk's queues=N
+#   l1.maxcpus=M    maxcpus=M on L2's command line (L2's /init brings
+#                   the rest online)
+#   l1.end=E        how L2 ends (l2-init.sh's l2.end=); with reset or
+#                   exitN microvm runs with --verbose, whose last line
+#                   names the exit's cause
+#   l1.quiet=1      quiet on L2's command line (no boot log on the
+#                   console: each byte is a nested exit)
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "ARM64-L1: init at $(cut -d' ' -f1 /proc/uptime) s"
-cpus=1 limit=240 hang=0 disk=
+cpus=1 limit=240 hang=0 disk='' queues='' maxcpus='' end='' quiet=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	l1.cpus=*) cpus=${arg#l1.cpus=} ;;
 	l1.timeout=*) limit=${arg#l1.timeout=} ;;
 	l1.hang=*) hang=${arg#l1.hang=} ;;
 	l1.disk=*) disk=${arg#l1.disk=} ;;
+	l1.queues=*) queues=${arg#l1.queues=} ;;
+	l1.maxcpus=*) maxcpus=${arg#l1.maxcpus=} ;;
+	l1.end=*) end=${arg#l1.end=} ;;
+	l1.quiet=*) quiet=${arg#l1.quiet=} ;;
 	esac
 done
 if [ ! -c /dev/kvm ]; then
@@ -33,21 +49,40 @@ set -- --kernel /l2/vmlinuz --initrd /l2/initrd.cpio.gz --cpus "$cpus" \
 	--timeout "$limit"
 l2args=''
 [ "$hang" = 1 ] && l2args=" l2.hang=1" && set -- "$@" --verbose
+case "$end" in
+reset|exit*) set -- "$@" --verbose ;;
+esac
+[ -n "$end" ] && l2args="$l2args l2.end=$end"
 [ -n "$disk" ] && l2args="$l2args l2.disk=1"
-[ -n "$l2args" ] && set -- "$@" --cmdline "console=ttyAMA0$l2args"
+[ -n "$maxcpus" ] && l2args="$l2args maxcpus=$maxcpus"
+[ "$quiet" = 1 ] && l2args="$l2args quiet"
+set -- "$@" --cmdline "console=ttyAMA0$l2args"
 if [ -n "$disk" ]; then
 	mount -t tmpfs tmpfs /tmp
 	yes 'microvm arm64 disk pattern 0123456789abcdef' |
 		head -c 16777216 >/tmp/disk.raw
 	echo "ARM64-L1: disk md5 $(md5sum /tmp/disk.raw | cut -d' ' -f1)"
-	set -- "$@" --disk "/tmp/disk.raw,transport=$disk,readonly=on"
+	# What L2's 8 writers leave: writer i's pattern in the i-th 2 MiB.
+	i=0
+	while [ $i -lt 8 ]; do
+		yes "microvm arm64 writer $i wrote this 0123456789abcdef" |
+			head -c 2097152
+		i=$((i + 1))
+	done >/tmp/expect.raw
+	echo "ARM64-L1: expect md5 $(md5sum /tmp/expect.raw | cut -d' ' -f1)"
+	rm -f /tmp/expect.raw
+	spec="/tmp/disk.raw,transport=$disk"
+	[ -n "$queues" ] && spec="$spec,queues=$queues"
+	set -- "$@" --stats --disk "$spec"
 fi
 echo "ARM64-L1: microvm $*"
 start=$(cut -d' ' -f1 /proc/uptime)
 /bin/microvm "$@"
 rc=$?
-end=$(cut -d' ' -f1 /proc/uptime)
-echo "ARM64-L1: microvm status $rc after $(awk -v a="$start" -v b="$end" \
+stop=$(cut -d' ' -f1 /proc/uptime)
+echo "ARM64-L1: microvm status $rc after $(awk -v a="$start" -v b="$stop" \
 	'BEGIN { printf "%.1f", b - a }') s"
+[ -n "$disk" ] &&
+	echo "ARM64-L1: image md5 $(md5sum /tmp/disk.raw | cut -d' ' -f1) after microvm"
 echo "ARM64-L1: done"
 poweroff -f

@@ -253,20 +253,33 @@ static bool bq_submit_pending(struct blk_queue *bq)
  * signals per request); with deferral off every push has signalled
  * already, so there is nothing to flush.
  */
-static void bq_publish(struct blk_queue *bq)
+/*
+ * What was pushed since the last check closes a batch: notify if the
+ * driver asks. Return: whether a notification was asked for (inside a
+ * defer_call section it goes out at the section's end).
+ */
+static bool bq_batch_done(struct blk_queue *bq)
 {
-	if (!disk_queue_drain(bq->dq, bq_complete, bq) || !bq->pushed)
-		return;
-	if (virtq_need_notify(&bq->q->vq)) {
+	bool notify;
+
+	if (!bq->pushed)
+		return false;
+	notify = virtq_need_notify(&bq->q->vq);
+	if (notify)
 		virtio_queue_notify(bq->q);
-		if (!bq->b->defer_off) {
-			/* bq_round()'s section is the outermost: run it. */
-			defer_call_end();
-			defer_call_begin();
-		}
-	}
 	atomic_fetch_add(&bq->q->stats.batches, 1);
 	bq->pushed = 0;
+	return notify;
+}
+
+static void bq_publish(struct blk_queue *bq)
+{
+	if (disk_queue_drain(bq->dq, bq_complete, bq) && bq_batch_done(bq) &&
+	    !bq->b->defer_off) {
+		/* bq_round()'s section is the outermost: run it. */
+		defer_call_end();
+		defer_call_begin();
+	}
 }
 
 /*
@@ -349,12 +362,7 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 					strerror(-ret));
 		bq->queued = 0;
 	}
-	if (bq->pushed) {
-		if (virtq_need_notify(&q->vq))
-			virtio_queue_notify(q);
-		atomic_fetch_add(&q->stats.batches, 1);
-		bq->pushed = 0;
-	}
+	bq_batch_done(bq);
 	if (defer)
 		defer_call_end();
 }

@@ -707,6 +707,7 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 			 unsigned int qd, unsigned int nq, bool key)
 {
 	static struct row rs[NR_KNOBS][MAX_REPEAT];
+	struct row med[NR_KNOBS];
 	struct fio_result fs[MAX_REPEAT] = { 0 }, fm = { 0 };
 	struct fio_job j = {
 		.fio = opt.fio, .file = bk->path, .rw = w->rw, .bs = w->bs,
@@ -748,21 +749,6 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 		fm.p99_us = MEDIAN(fs, p99_us, n);
 		fm.cores = MEDIAN(fs, cores, n);
 	}
-	if (qd >= 16) {
-		double on_med = MEDIAN(rs[0], iops, n);
-		double off_med = MEDIAN(rs[1], iops, n);
-		double on_max = 0, off_min = -1;
-
-		for (rep = 0; rep < n; rep++) {
-			if (rs[0][rep].iops > on_max)
-				on_max = rs[0][rep].iops;
-			if (off_min < 0 || rs[1][rep].iops < off_min)
-				off_min = rs[1][rep].iops;
-		}
-		ab_pairs++;
-		ab_slower += on_med < off_med;
-		ab_slower_beyond += on_max < off_min;
-	}
 	for (ki = 0; ki < NR_KNOBS; ki++) {
 		struct row m = rs[ki][0], *a = rs[ki];
 
@@ -793,6 +779,12 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 			key_ratio = m.ratio;
 			key_irq = m.irq_per_req;
 		}
+		med[ki] = m;
+	}
+	if (qd >= 16) {
+		ab_pairs++;
+		ab_slower += med[0].iops < med[1].iops;
+		ab_slower_beyond += med[0].iops_max < med[1].iops_min;
 	}
 }
 

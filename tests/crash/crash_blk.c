@@ -16,8 +16,9 @@
  * native or emulated 4 KiB O_DIRECT blocks; --seed S --iterations 1
  * replays one (the same writes, engine and kill delay; the interleaving
  * with the kill is timing). --broken-ack publishes each
- * batch's acknowledgement before the writes are submitted: the check must
- * then catch lost bytes in some iterations.
+ * batch's acknowledgement before the writes are submitted, and after the
+ * seed's number of flushes (1 to 8) the writer stops in that window and is
+ * killed there: the check must then catch lost bytes in every iteration.
  */
 #include "blk_driver.h"
 #include "crash_plan.h"
@@ -35,7 +36,9 @@ struct crash_log {
 	_Atomic uint64_t issued;  /* writes submitted (whole batches) */
 	_Atomic uint64_t acked;   /* writes covered by a completed flush */
 	_Atomic uint64_t flushes; /* flushes completed */
-	_Atomic int state;        /* 0 starting, 1 writing, -1 failed */
+	_Atomic int state;        /* 0 starting, 1 writing, -1 failed,
+				   * 2 stopped with a batch acknowledged
+				   * and not submitted (--broken-ack) */
 	_Atomic uint64_t bounced; /* the disk's bounce/RMW count so far */
 	int direct;               /* O_DIRECT in effect */
 	uint32_t align;           /* its offset/length alignment */
@@ -48,6 +51,7 @@ struct crash_opts {
 	uint64_t seed;
 	const char *path;
 	bool broken_ack;
+	unsigned int stall_after; /* --broken-ack: flushes before the stop */
 	bool emulate_4k; /* cache=none: 4 KiB O_DIRECT blocks (RMW) */
 };
 
@@ -150,8 +154,15 @@ static _Noreturn void writer_main(const struct crash_opts *co)
 		for (k = 0; k < n; k++)
 			writer_add(co->seed, k, &w[k]);
 		atomic_store(&wlog->issued, p.next_j);
-		if (co->broken_ack)
+		if (co->broken_ack) {
 			atomic_store(&wlog->acked, p.next_j);
+			/* Wait in the window for the kill (crash_kill()). */
+			if (atomic_load(&wlog->flushes) == co->stall_after) {
+				atomic_store(&wlog->state, 2);
+				sleep_ms(10000);
+				writer_fail("not killed in the broken window");
+			}
+		}
 		writer_run(0, n, "write");
 		hdr_put(n, VIRTIO_BLK_T_FLUSH, 0);
 		chain_add(0, head_of(n),
@@ -246,21 +257,25 @@ static bool selftest_catches(uint64_t seed, uint64_t acked, uint64_t issued)
 	return v.bad > 0;
 }
 
-static bool wait_writing(pid_t pid)
+/* Wait up to 10 s for the writer to reach @state (1 or 2). */
+static bool wait_writing(pid_t pid, int state)
 {
 	uint64_t end = now_ms() + 10000;
+	int s;
 
-	while (atomic_load(&wlog->state) == 0 && now_ms() < end) {
+	while ((s = atomic_load(&wlog->state)) >= 0 && s < state &&
+	       now_ms() < end) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return false;
 		sleep_ms(1);
 	}
-	return atomic_load(&wlog->state) == 1;
+	return atomic_load(&wlog->state) == state;
 }
 
 /*
  * Start the writer on a fresh image, kill it at the seed's moment after its
- * first flush. Return: true with the image in @img, false (reported) when
+ * first flush (--broken-ack: as soon as it stops with a batch acknowledged
+ * and not submitted). Return: true with the image in @img, false (reported) when
  * the writer did not run as it should.
  */
 static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
@@ -279,7 +294,7 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 		return false;
 	if (pid == 0)
 		writer_main(co);
-	if (!wait_writing(pid)) {
+	if (!wait_writing(pid, co->broken_ack ? 2 : 1)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		fprintf(stderr, "crash_blk: seed %llu: writer failed: %s\n",
@@ -287,8 +302,8 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 			wlog->why[0] ? wlog->why : "no first flush in 10 s");
 		return false;
 	}
-	delay_us = plan_mix(co->seed ^ 0xde1a7ull) %
-		   (max_delay_ms * 1000ull + 1);
+	delay_us = co->broken_ack ? 0 : plan_mix(co->seed ^ 0xde1a7ull) %
+					 (max_delay_ms * 1000ull + 1);
 	ts = (struct timespec){ (time_t)(delay_us / 1000000),
 				(long)(delay_us % 1000000) * 1000 };
 	nanosleep(&ts, NULL);
@@ -348,7 +363,10 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 	return 0;
 }
 
-/* @n iterations of cache mode @cache; false when any lost a byte. */
+/*
+ * @n iterations of cache mode @cache. Return: false when any lost a byte
+ * (--broken-ack: when any did not).
+ */
 static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 		       unsigned int max_delay_ms, const char *dir,
 		       bool broken_ack, bool *harness_ok)
@@ -368,6 +386,7 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 			.seed = seed + i,
 			.path = path,
 			.broken_ack = broken_ack,
+			.stall_after = 1 + (unsigned int)(plan_mix(seed + i) % 8),
 			.emulate_4k = (seed + i) / 2 % 2 == 0,
 		};
 		int r = crash_once(&co, max_delay_ms, &t);
@@ -376,7 +395,7 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 		t.engine_runs[co.engine] += r != 2;
 		t.lost += r == 1;
 		t.errors += r == 2;
-		if (r)
+		if (broken_ack ? r != 1 : r)
 			printf("crash_blk: replay with: --mode %s --seed %llu "
 			       "--iterations 1%s\n", cache_name(cache),
 			       (unsigned long long)co.seed,
@@ -404,6 +423,12 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 		       "on the page cache\n", dir);
 	*harness_ok = !t.errors && (broken_ack ||
 		      t.selftest_caught == t.runs - t.lost - t.errors);
+	/* Every kill in the broken window must be caught. */
+	if (broken_ack) {
+		printf("crash_blk: cache=%s: broken acknowledgements caught in "
+		       "%u of %u kills\n", cache_name(cache), t.lost, t.runs);
+		return t.runs && t.lost == t.runs;
+	}
 	return !t.lost;
 }
 
@@ -486,7 +511,9 @@ int main(int argc, char **argv)
 				 broken, &hok);
 		harness_ok &= hok;
 	}
-	printf("crash_blk: %s\n", !ok ? "FAIL: flushed data lost" :
+	printf("crash_blk: %s\n", !ok && broken ?
+	       "FAIL: a broken acknowledgement was not caught" :
+	       !ok ? "FAIL: flushed data lost" :
 	       !harness_ok ? "FAIL: the test itself did not run right" :
 	       "PASS");
 	return !ok ? 1 : !harness_ok ? 2 : 0;

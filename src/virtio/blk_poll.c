@@ -8,9 +8,14 @@
  *
  * The window adapts between 0 and the cap: it grows (from BLK_POLL_START_NS,
  * doubling) when the next event came within the cap of the window's start,
- * caught late in the window or just after it; it halves, down to 0, when
- * the thread slept longer than the cap. So an idle guest costs one window
- * per wakeup at most, and soon none.
+ * caught late in the window or just after it; it halves, down to 0, when a
+ * kick woke the thread later than the cap. A sleep that only the disk ended
+ * is a wait for the disk and says nothing of the driver, so it leaves the
+ * window as it is: a slow disk would otherwise shrink, every time a batch
+ * is in flight, the window that the driver's refill after each completion
+ * batch grew, and the window would never outlast 0 (the refill always came
+ * with a kick). So an idle guest costs one window per wakeup at most, and
+ * soon none.
  */
 #include <stdatomic.h>
 #include <time.h>
@@ -152,7 +157,7 @@ unsigned int blk_poll_run(struct blk_queue *bq)
 	return 0;
 }
 
-void blk_poll_woke(struct blk_queue *bq)
+void blk_poll_woke(struct blk_queue *bq, bool kicked)
 {
 	struct blk_poll *p = &bq->poll;
 
@@ -160,7 +165,7 @@ void blk_poll_woke(struct blk_queue *bq)
 		return;
 	if (blk_poll_now() - p->missed_at <= p->max_ns)
 		blk_poll_grow(bq);
-	else
+	else if (kicked)
 		blk_poll_shrink(bq);
 	p->missed_at = 0;
 }

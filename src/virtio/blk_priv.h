@@ -139,10 +139,12 @@ unsigned int blk_poll_run(struct blk_queue *bq);
 /**
  * blk_poll_woke() - account a wakeup after a sleep: grow the window when
  * the event came within the cap of the last window's start (a longer
- * window would have caught it), shrink it when it came later.
+ * window would have caught it), shrink it when a kick came later; a later
+ * wakeup without a kick (the disk's, a stop) leaves it.
  * @bq: queue state
+ * @kicked: the wakeup drained a kick
  * Context: the queue thread, after each evloop_wait().
  */
-void blk_poll_woke(struct blk_queue *bq);
+void blk_poll_woke(struct blk_queue *bq, bool kicked);
 
 #endif

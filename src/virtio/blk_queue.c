@@ -398,8 +398,8 @@ static void *bq_thread(void *arg)
 		/* More on the ring: only look at the fds, then go on. */
 		n = evloop_wait(bq->epfd, tags, BQ_TAG_COUNT,
 				bq->more && !bq->stopping ? 0 : -1);
-		blk_poll_woke(bq);
 		if (n < 0) {
+			blk_poll_woke(bq, false);
 			log_ratelimited(&bq->rl, LOG_ERROR,
 					"%s: queue %u: epoll: %s",
 					bq->b->vdev->name, bq->q->index,
@@ -423,6 +423,7 @@ static void *bq_thread(void *arg)
 				break;
 			}
 		}
+		blk_poll_woke(bq, kicked);
 		bq_round(bq, kicked, disk_ready);
 	}
 	return NULL;

@@ -362,11 +362,22 @@ bool virtq_need_notify(struct virtq *vq)
 
 void virtq_notify_disable(struct virtq *vq)
 {
-	/* With EVENT_IDX used->flags must stay 0 (§2.7.10.2). */
-	if (!vq->ready || vq->event_idx)
+	if (!vq->ready)
 		return;
-	ring_store(used_word(vq, USED_FLAGS), VIRTQ_USED_F_NO_NOTIFY,
-		   __ATOMIC_RELAXED);
+	/*
+	 * With EVENT_IDX used->flags must stay 0 (§2.7.10.2): avail_event
+	 * one behind the next index to consume instead. The driver kicks
+	 * when an index it publishes equals avail_event (§2.7.10.1), and
+	 * every index it can publish from here is past that one, until
+	 * 65535 more: no kick at all while the thread drains or polls.
+	 * virtq_notify_enable() sets it back and looks again.
+	 */
+	if (vq->event_idx)
+		ring_store(avail_event(vq), (uint16_t)(vq->last_avail_idx - 1),
+			   __ATOMIC_RELAXED);
+	else
+		ring_store(used_word(vq, USED_FLAGS), VIRTQ_USED_F_NO_NOTIFY,
+			   __ATOMIC_RELAXED);
 }
 
 bool virtq_notify_enable(struct virtq *vq)

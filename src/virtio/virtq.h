@@ -214,9 +214,10 @@ bool virtq_need_notify(struct virtq *vq);
  * @vq: started queue
  *
  * Without EVENT_IDX sets VIRTQ_USED_F_NO_NOTIFY in used->flags. With
- * EVENT_IDX writes nothing: avail_event stays where virtq_notify_enable()
- * left it, so the driver kicks for no buffer past the first one
- * (§2.7.10.2 requires used->flags to stay 0 then).
+ * EVENT_IDX (§2.7.10.2 requires used->flags to stay 0 then) sets
+ * avail_event one behind the next index the device will consume, an index
+ * the driver has already published: it kicks for none of the next 65535
+ * buffers, the first one included.
  * Context: the queue thread.
  */
 void virtq_notify_disable(struct virtq *vq);

@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include "blk_driver.h"
+#include "virtio/blk_priv.h"
 
 /* Spin (no sleep: a sleep outlasts the window) until used idx is @want. */
 static bool spin_used(unsigned int qi, uint16_t want, unsigned int ms)
@@ -373,6 +374,69 @@ static void test_poll_cap_refused(void)
 	dev_close();
 }
 
+/* The start of a window that missed @ago_ns before now. */
+static uint64_t missed_ago(uint64_t ago_ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec -
+	       ago_ns;
+}
+
+/*
+ * The adaptation rules on a queue's polling state alone (no thread): a
+ * wakeup within the cap grows the window, whatever woke it; a later one
+ * shrinks it only when a kick woke the thread. A sleep that only the disk
+ * ended (a batch in flight on a slow disk) leaves it: before, such sleeps
+ * halved the window after every submit while the driver's refill after
+ * every completion grew it, so on an O_DIRECT disk slower than the cap it
+ * never got past 0-4 us.
+ */
+static void test_poll_adapt_rules(void)
+{
+	const uint64_t cap = 100 * 1000;
+	struct virtio_queue q;
+	struct blk_queue bq;
+	unsigned int i;
+
+	memset(&q, 0, sizeof(q));
+	memset(&bq, 0, sizeof(bq));
+	bq.q = &q;
+	blk_poll_init(&bq, cap);
+	CHECK_EQ(bq.poll.window_ns, 0);
+	bq.poll.missed_at = missed_ago(10 * 1000);
+	blk_poll_woke(&bq, false); /* the disk, within the cap */
+	CHECK_EQ(bq.poll.window_ns, 4000);
+	CHECK_EQ(bq.poll.missed_at, 0);
+	bq.poll.missed_at = missed_ago(10 * 1000);
+	blk_poll_woke(&bq, true); /* a kick, within the cap */
+	CHECK_EQ(bq.poll.window_ns, 8000);
+	CHECK_EQ(atomic_load(&q.stats.poll_window_ns), 8000);
+	/* Disk waits longer than the cap, many of them: no change. */
+	for (i = 0; i < 10; i++) {
+		bq.poll.missed_at = missed_ago(5 * cap);
+		blk_poll_woke(&bq, false);
+	}
+	CHECK_EQ(bq.poll.window_ns, 8000);
+	/* A kick later than the cap: halved, then to 0 below the floor. */
+	bq.poll.missed_at = missed_ago(5 * cap);
+	blk_poll_woke(&bq, true);
+	CHECK_EQ(bq.poll.window_ns, 4000);
+	bq.poll.missed_at = missed_ago(5 * cap);
+	blk_poll_woke(&bq, true);
+	CHECK_EQ(bq.poll.window_ns, 0);
+	/* No window missed before this sleep: nothing to learn. */
+	blk_poll_woke(&bq, true);
+	CHECK_EQ(bq.poll.window_ns, 0);
+	/* Growth stops at the cap. */
+	for (i = 0; i < 20; i++) {
+		bq.poll.missed_at = missed_ago(1000);
+		blk_poll_woke(&bq, i & 1);
+	}
+	CHECK_EQ(bq.poll.window_ns, cap);
+}
+
 static void run_engine(void)
 {
 	test_poll_serves_unkicked(false);
@@ -385,5 +449,6 @@ static void run_engine(void)
 
 int main(void)
 {
+	test_poll_adapt_rules();
 	return blk_test_main(run_engine);
 }

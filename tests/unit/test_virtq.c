@@ -403,6 +403,12 @@ static void test_kick_suppression_flags(void)
 	CHECK(!virtq_notify_enable(&vq));
 }
 
+/* Whether a driver publishing indices @old .. @new - 1 kicks (§2.7.10.1). */
+static bool driver_kicks(uint16_t old, uint16_t new)
+{
+	return (uint16_t)(new - avail_event() - 1) < (uint16_t)(new - old);
+}
+
 static void test_kick_suppression_event_idx(void)
 {
 	struct virtq_elem e;
@@ -417,19 +423,27 @@ static void test_kick_suppression_event_idx(void)
 	CHECK_EQ(avail_event(), 0);
 	CHECK_EQ(get16(USED_GPA), 0);
 
+	CHECK(driver_kicks(0, 1)); /* enabled: the first buffer kicks */
 	virtq_notify_disable(&vq);
 	CHECK_EQ(get16(USED_GPA), 0); /* flags stay 0 with EVENT_IDX */
+	CHECK_EQ(avail_event(), 0xffff); /* behind: no kick, the first too */
+	CHECK(!driver_kicks(0, 1));
 	for (k = 0; k < 3; k++)
 		add_simple(k);
+	CHECK(!driver_kicks(0, 3));
 	for (k = 0; k < 3; k++)
 		CHECK_EQ(pop(&e), 1);
-	CHECK_EQ(avail_event(), 0); /* not moved while disabled */
+	CHECK_EQ(avail_event(), 0xffff); /* not moved while disabled */
 	CHECK(!virtq_notify_enable(&vq));
 	CHECK_EQ(avail_event(), 3);
+	CHECK(driver_kicks(3, 4));
 
 	virtq_notify_disable(&vq);
+	CHECK_EQ(avail_event(), 2);
 	add_simple(3);
-	CHECK_EQ(avail_event(), 3);
+	CHECK(!driver_kicks(3, 4));
+	/* However many it publishes (a whole ring's worth): none. */
+	CHECK(!driver_kicks(3, (uint16_t)(3 + QSIZE)));
 	CHECK(virtq_notify_enable(&vq));
 	CHECK_EQ(avail_event(), 3);
 	CHECK_EQ(pop(&e), 1);

@@ -355,50 +355,6 @@ END {
 	print "(mean (min-max) over the runs; emulated nested KVM: only ratios and per-I/O counts mean anything)"
 }' "$work/runs.txt"
 
-# Exits with time and with I/O: under emulation the guest's IOPS move
-# 2-3 times between runs while the exits per second stay about level, so
-# exits per I/O mostly restate the IOPS. Per VMM, transport and queue
-# count with 3 runs or more, a least-squares line through the runs,
-# exits/s = a + b * IOPS (and the same for guest interrupts): b is what an
-# I/O adds, a what the guest takes per second whatever its I/O.
-awk '
-{
-	delete v
-	for (i = 2; i <= NF; i++) {
-		p = index($i, "=")
-		v[substr($i, 1, p - 1)] = substr($i, p + 1)
-	}
-	key = v["vmm"] " " v["transport"] " " v["queues"]
-	if (!(key in n)) order[++nk] = key
-	x = v["iops"] + 0
-	n[key]++
-	sx[key] += x; sxx[key] += x * x
-	y = v["kvm_exits_per_io"] * x; sy[key] += y; sxy[key] += x * y
-	z = v["irqs_per_io"] * x; sz[key] += z; sxz[key] += x * z
-}
-END {
-	print ""
-	print "| VMM | transport | queues | runs | KVM exits per I/O (b) | KVM exits/s with no I/O (a) | interrupts per I/O (b) | interrupts/s with no I/O (a) |"
-	print "| --- | --- | --- | --- | --- | --- | --- | --- |"
-	for (i = 1; i <= nk; i++) {
-		key = order[i]
-		split(key, k, " ")
-		m = n[key]
-		den = m * sxx[key] - sx[key] * sx[key]
-		# Too few runs, or IOPS too alike to tell time from I/O.
-		if (m < 3 || den <= 0.01 * m * sxx[key]) {
-			printf "| %s | %s | %s | %d | - | - | - | - |\n", k[1], k[2], k[3], m
-			continue
-		}
-		b = (m * sxy[key] - sx[key] * sy[key]) / den
-		a = (sy[key] - b * sx[key]) / m
-		bi = (m * sxz[key] - sx[key] * sz[key]) / den
-		ai = (sz[key] - bi * sx[key]) / m
-		printf "| %s | %s | %s | %d | %.2f | %.0f | %.3f | %.1f |\n", k[1], k[2], k[3], m, b, a, bi, ai
-	}
-	print "(least squares over the runs, exits/s = a + b * IOPS; \"-\": under 3 runs, or IOPS too alike)"
-}' "$work/runs.txt"
-
 want=$nruns
 got=$(wc -l <"$work/runs.txt")
 [ "$got" -eq "$want" ] || die "$got of $want runs measured"

@@ -9,7 +9,8 @@
 # them), QEMU's exits to userspace (its kvm_run_exit trace events).
 #
 # Usage: guest-fio-l1.sh MICROVM QEMU KERNEL INITRD RUNTIME REPEAT PLAN VMMS
-#        [VHOST]
+#        [VHOST [MICROVM_B]]
+#   MICROVM_B  the binary of VMM "microvm-b" ("-": none)
 #   PLAN   "pci:1 pci:2 mmio:1 ..."   VMMS  "microvm qemu", where
 #          "microvm+K=V" is microvm with ",K=V" added to its --disk
 #          (a variant measured side by side, e.g. microvm+poll-us=0) and
@@ -33,6 +34,7 @@
 
 microvm=$1 qemu=$2 kernel=$3 initrd=$4 runtime=$5 repeat=$6 plan=$7 vmms=$8
 vhost_mods=${9:--}
+microvm_b=${10:--} # VMM "microvm-b": a second microvm binary
 cpus=${MICROVM_BENCH_CPUS:-2}
 mem=${MICROVM_BENCH_MEM:-512}
 depth=${MICROVM_BENCH_DEPTH:-32}
@@ -267,7 +269,9 @@ one_run()
 	cmdline="$cmdline bench.iodepth=$depth bench.engine=$engine"
 	case "$vmm" in
 	microvm*)
-		"$microvm" --kernel "$kernel" --initrd "$initrd" \
+		bin=$microvm
+		[ "$vmm" != microvm-b ] || bin=$microvm_b
+		"$bin" --kernel "$kernel" --initrd "$initrd" \
 			--cpus "$cpus" --memory "$mem" --cmdline "$cmdline" \
 			--disk "/dev/nullb0,transport=$tr,queues=$q,cache=none${MICROVM_BENCH_DISK_OPTS:-}$extra" \
 			--stats --timeout $((boot_limit + runtime * 3)) \

@@ -15,6 +15,9 @@
 #   --vmms      microvm, microvm+K=V, microvm-vhost (microvm with
 #               engine=vhost on the test disk; needs --vhost),
 #               microvm-vhost+K=V and qemu
+#   --microvm-b BIN  a second microvm binary (another tree's build, static
+#               as the default build is), measured as VMM "microvm-b":
+#               a change against the tree before it in one L1
 #   --vhost KO  vhost_blk.ko built for L1's kernel: L1 insmods its vhost
 #               core and KO before the first run and rmmods KO after the
 #               last (a failed rmmod or a kernel BUG/Oops/WARNING fails
@@ -52,6 +55,7 @@ from_raw=
 plan=
 mode_args=()
 vhost_ko=
+microvm_b=
 
 die()
 {
@@ -73,6 +77,7 @@ posint()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
+	--microvm-b) microvm_b=$2; shift 2 ;;
 	--artifacts) art=$2; shift 2 ;;
 	--runtime) posint --runtime "$2"; runtime=$2; shift 2 ;;
 	--repeat) posint --repeat "$2"; repeat=$2; shift 2 ;;
@@ -100,6 +105,8 @@ done
 for v in $vmms; do
 	case "$v" in
 	microvm | qemu) ;;
+	microvm-b) [ -n "$microvm_b" ] ||
+		die "--vmms: microvm-b needs --microvm-b BIN" ;;
 	microvm-vhost | microvm-vhost+*=*)
 		[[ "$v" != *[[:space:],]* ]] ||
 			die "--vmms: one K=V per microvm-vhost+K=V, not '$v'"
@@ -107,7 +114,7 @@ for v in $vmms; do
 			die "--vmms: $v needs --vhost KO (vhost_blk.ko for L1's kernel)" ;;
 	microvm+*=*) [[ "$v" != *[[:space:],]* ]] ||
 		die "--vmms: one K=V per microvm+K=V, not '$v'" ;;
-	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-vhost[+KEY=VALUE] or qemu, not '$v'" ;;
+	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-b, microvm-vhost[+KEY=VALUE] or qemu, not '$v'" ;;
 	esac
 done
 [ -n "$transports" ] && [ -n "$queues" ] && [ -n "$vmms" ] ||
@@ -137,6 +144,10 @@ run_l1()
 {
 [ -x "$microvm" ] || die "no microvm binary '$microvm' (build it, or --microvm)"
 microvm=$(realpath "$microvm")
+if [ -n "$microvm_b" ]; then
+	[ -x "$microvm_b" ] || die "no microvm binary '$microvm_b' (--microvm-b)"
+	microvm_b=$(realpath "$microvm_b")
+fi
 qemu=$(command -v qemu-system-x86_64) ||
 	skip "needs qemu-system-x86_64 (apt-get install qemu-system-x86)"
 fio=$(command -v fio) || skip "needs fio in the guest (apt-get install fio)"
@@ -206,7 +217,7 @@ while :; do
 		--timeout "$limit" "${firmware[@]}" -- \
 		"$BENCH_DIR/guest-fio-l1.sh" "$microvm" "$qemu" "$work/vmlinuz" \
 		"$work/bench-initrd" "$runtime" "$repeat" "$plan" "$vmms" \
-		"$vhost_mods" >"$work/l1.out"
+		"${vhost_mods:--}" "${microvm_b:--}" >"$work/l1.out"
 	rc=$?
 	tries=$((tries - 1))
 	[ "$rc" -eq 255 ] && [ "$tries" -gt 0 ] || break

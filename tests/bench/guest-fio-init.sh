@@ -56,13 +56,44 @@ runtime=$(param runtime 10)
 depth=$(param iodepth 32)
 engine=$(param engine io_uring)
 warm=$(param warm 1)
+# fio's CPU. The disk's (first) interrupt is taken on one CPU, which Linux
+# picks by the vectors in use (with 2 vCPUs: CPU 1 under microvm, CPU 0
+# under QEMU's machine). In a 1-vCPU L1 a job on that CPU takes one
+# interrupt per I/O under either VMM, a job on the other one a fraction
+# (2026-12-02: 0.43 and 0.21 on mmio), and which CPU a free job lands on
+# changes from boot to boot. bench.cpu pins fio: "away" to the first CPU
+# that does not take the interrupt, "irq" to the one that does, or a
+# number; "free" (the default) leaves it to the scheduler, as the tables
+# in BENCHMARKS.md were measured (pinned, pci with 1 queue took 0.7-1.0
+# interrupts per I/O under both VMMs on either CPU, free about 0.1).
+cpu=$(param cpu free)
+if [ "$cpu" = irq ] || [ "$cpu" = away ]; then
+	# pci: queue 0's vector (virtio0-req.0), not the config one.
+	n=$(awk '$NF ~ /^virtio0(-req\.0)?$/ { sub(":", "", $1); n[$NF] = $1 }
+		 END { print ("virtio0-req.0" in n) ? n["virtio0-req.0"] : n["virtio0"] }' \
+	    /proc/interrupts)
+	cpu=$(cut -d, -f1 "/proc/irq/$n/effective_affinity_list" 2>/dev/null |
+	      cut -d- -f1)
+	[ -n "$cpu" ] || fail "no CPU for the disk's interrupt ($n)"
+	if [ "$(param cpu free)" = away ]; then
+		irq_cpu=$cpu
+		cpu=
+		for c in $(seq 0 $(($(nproc) - 1))); do
+			[ "$c" = "$irq_cpu" ] || { cpu=$c; break; }
+		done
+		[ -n "$cpu" ] || cpu=$irq_cpu # one CPU: no other
+	fi
+fi
+pin=$cpu
+[ "$cpu" != free ] || pin=
 echo "BENCH-GUEST: vda queues $(ls /sys/block/vda/mq | wc -l)," \
-	"$(nproc) CPUs, engine $engine"
+	"$(nproc) CPUs, engine $engine, fio on CPU $cpu"
 
 fio_run()
 {
 	fio --name=r --filename=/dev/vda --rw=randread --bs=4k \
 		--iodepth="$depth" --numjobs=1 --ioengine="$engine" --direct=1 \
+		${pin:+--cpus_allowed="$pin"} \
 		--time_based --runtime="$1" --output-format=terse \
 		--terse-version=3
 }

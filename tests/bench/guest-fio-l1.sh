@@ -267,6 +267,7 @@ one_run()
 	mkfifo $fifo
 	cmdline="console=ttyS0 quiet rdinit=/bench/init bench.runtime=$runtime"
 	cmdline="$cmdline bench.iodepth=$depth bench.engine=$engine"
+	cmdline="$cmdline bench.cpu=${MICROVM_BENCH_FIO_CPU:-free}"
 	case "$vmm" in
 	microvm*)
 		bin=$microvm

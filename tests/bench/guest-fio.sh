@@ -30,7 +30,10 @@
 # Environment (passed into L1): MICROVM_BENCH_CPUS (L2 vCPUs, default 2),
 # MICROVM_BENCH_MEM (L2 MiB, 512), MICROVM_BENCH_DEPTH (32),
 # MICROVM_BENCH_ENGINE (io_uring), MICROVM_BENCH_QEMU_TRACE (1),
-# MICROVM_BENCH_DISK_OPTS (appended to microvm's --disk, e.g. ",poll-us=50");
+# MICROVM_BENCH_DISK_OPTS (appended to microvm's --disk, e.g. ",poll-us=50"),
+# MICROVM_BENCH_FIO_CPU (the L2 CPU fio runs on: free, the default, for
+# the scheduler's choice; away for a CPU other than the one taking the
+# disk's first interrupt; irq for that one; or a number);
 # run-guest.sh's MICROVM_E2E_L1_CPUS (this script's default: 2).
 # Exit: 0 every run measured; 1 a run failed or a piece is missing (message
 # on stderr); 77 it cannot run here (no QEMU, fio, artifacts or null_blk).

@@ -67,27 +67,27 @@ warm=$(param warm 1)
 # in BENCHMARKS.md were measured (pinned, pci with 1 queue took 0.7-1.0
 # interrupts per I/O under both VMMs on either CPU, free about 0.1).
 cpu=$(param cpu free)
-if [ "$cpu" = irq ] || [ "$cpu" = away ]; then
+pin=$cpu
+case "$cpu" in
+free) pin= ;;
+irq | away)
 	# pci: queue 0's vector (virtio0-req.0), not the config one.
 	n=$(awk '$NF ~ /^virtio0(-req\.0)?$/ { sub(":", "", $1); n[$NF] = $1 }
 		 END { print ("virtio0-req.0" in n) ? n["virtio0-req.0"] : n["virtio0"] }' \
 	    /proc/interrupts)
-	cpu=$(cut -d, -f1 "/proc/irq/$n/effective_affinity_list" 2>/dev/null |
+	pin=$(cut -d, -f1 "/proc/irq/$n/effective_affinity_list" 2>/dev/null |
 	      cut -d- -f1)
-	[ -n "$cpu" ] || fail "no CPU for the disk's interrupt ($n)"
-	if [ "$(param cpu free)" = away ]; then
-		irq_cpu=$cpu
-		cpu=
+	[ -n "$pin" ] || fail "no CPU for the disk's interrupt ($n)"
+	if [ "$cpu" = away ]; then
 		for c in $(seq 0 $(($(nproc) - 1))); do
-			[ "$c" = "$irq_cpu" ] || { cpu=$c; break; }
+			# The first other CPU; with one CPU, that one.
+			[ "$c" = "$pin" ] || { pin=$c; break; }
 		done
-		[ -n "$cpu" ] || cpu=$irq_cpu # one CPU: no other
 	fi
-fi
-pin=$cpu
-[ "$cpu" != free ] || pin=
+	;;
+esac
 echo "BENCH-GUEST: vda queues $(ls /sys/block/vda/mq | wc -l)," \
-	"$(nproc) CPUs, engine $engine, fio on CPU $cpu"
+	"$(nproc) CPUs, engine $engine, fio on CPU ${pin:-$cpu}"
 
 fio_run()
 {

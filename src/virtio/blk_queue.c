@@ -244,16 +244,6 @@ static bool bq_submit_pending(struct blk_queue *bq)
 #define BQ_PUBLISH_EVERY 8u
 
 /*
- * Mid-pass: put what the thread finished itself in the used ring and
- * signal now if the driver asks, instead of at the round's end. A deep
- * ring of memory-backed requests is then a pipeline: the driver reaps and
- * refills while the thread copies, where one signal per round would leave
- * each side waiting for the other. The count per signal stays at least
- * BQ_PUBLISH_EVERY, whatever the driver does (the target is <= 0.25
- * signals per request); with deferral off every push has signalled
- * already, so there is nothing to flush.
- */
-/*
  * What was pushed since the last check closes a batch: notify if the
  * driver asks. Return: whether a notification was asked for (inside a
  * defer_call section it goes out at the section's end).
@@ -272,6 +262,16 @@ static bool bq_batch_done(struct blk_queue *bq)
 	return notify;
 }
 
+/*
+ * Mid-pass: put what the thread finished itself in the used ring and
+ * signal now if the driver asks, instead of at the round's end. A deep
+ * ring of memory-backed requests is then a pipeline: the driver reaps and
+ * refills while the thread copies, where one signal per round would leave
+ * each side waiting for the other. The count per signal stays at least
+ * BQ_PUBLISH_EVERY, whatever the driver does (the target is <= 0.25
+ * signals per request); with deferral off every push has signalled
+ * already, so there is nothing to flush.
+ */
 static void bq_publish(struct blk_queue *bq)
 {
 	if (disk_queue_drain(bq->dq, bq_complete, bq) && bq_batch_done(bq) &&

@@ -14,9 +14,9 @@ set(E2E_ARM64_ARTIFACTS ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts)
 # boot, check the CPUs, write and verify a disk, and end through the exit
 # register and poweroff) always run; the rest goes through tier.sh, which
 # skips it (77, "Skipped" in CTest's list) with MICROVM_E2E_ARM64=quick.
-set(E2E_ARM64_FULL ${E2E_ARM64_DIR}/tier.sh)
+set(E2E_ARM64_TIER ${E2E_ARM64_DIR}/tier.sh)
 add_test(NAME e2e-arm64.l1_kvm
-	COMMAND ${E2E_ARM64_FULL} ${E2E_ARM64_DIR}/l1-kvm-test.sh
+	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/l1-kvm-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS})
 # RESOURCE_LOCK: tests/lanes.cmake moves them all to the second guest
 # lane (one arm64 L1 at a time; they share the artifacts and the build).
@@ -46,7 +46,7 @@ foreach(n 1 2 8)
 	# CTest's bound: the L1 run's, plus the cross build and packing.
 	math(EXPR ctest_bound "${bound} + 120")
 	add_test(NAME e2e-arm64.boot_cpus${n}
-		COMMAND ${E2E_ARM64_FULL} ${E2E_ARM64_DIR}/boot-test.sh
+		COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
 			--artifacts ${E2E_ARM64_ARTIFACTS}
 			--cross-build ${E2E_ARM64_CROSS} --cpus ${n}
 			--timeout ${bound} ${extra})
@@ -84,14 +84,14 @@ set_tests_properties(e2e-arm64.disk_mmio e2e-arm64.disk_pci PROPERTIES
 # "Exit status": a reboot is a clean end), and --verbose's last line must
 # say "PSCI reset". quiet: its boot log proves nothing here.
 add_test(NAME e2e-arm64.reset
-	COMMAND ${E2E_ARM64_FULL} ${E2E_ARM64_DIR}/boot-test.sh
+	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS}
 		--cross-build ${E2E_ARM64_CROSS} --cpus 1 --end reset --quiet)
 set_tests_properties(e2e-arm64.reset PROPERTIES
 	LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77 TIMEOUT 600
 	RESOURCE_LOCK e2e_vm)
 add_test(NAME e2e-arm64.timeout
-	COMMAND ${E2E_ARM64_FULL} ${E2E_ARM64_DIR}/boot-test.sh
+	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS}
 		--cross-build ${E2E_ARM64_CROSS} --cpus 1 --hang 60)
 set_tests_properties(e2e-arm64.timeout PROPERTIES

@@ -14,7 +14,7 @@
  *		for each new request r:
  *			if (disk_queue_submit(q, r) == -EAGAIN)
  *				keep r for later (the queue is full)
- *		disk_queue_flush(q);              // one system call per batch
+ *		disk_queue_flush(q);              // ends the batch
  *		if disk_queue_fd(q) is readable:
  *			disk_queue_reap(q, done_fn, arg); // calls done_fn()
  *	disk_queue_close(q);                          // waits for the kernel
@@ -306,8 +306,9 @@ void disk_queue_close(struct disk_queue *q);
 int disk_queue_submit(struct disk_queue *q, struct disk_req *r);
 
 /**
- * disk_queue_flush() - hand everything queued since the last flush to the
- * kernel (io_uring: one io_uring_enter).
+ * disk_queue_flush() - hand everything still queued to the kernel, and
+ * end the batch (io_uring: submit enters a batch's SQEs in chunks of 1,
+ * 2, 4 and then 8; this enters the rest, at most one io_uring_enter).
  * @q: queue.
  * Return: number of kernel operations started (0 when none), or -errno; on
  * failure the operations stay queued and the completion fd is signalled so

@@ -679,7 +679,28 @@ static double key_ratio = -2, key_irq = -1;
  * below off's, and in how many every round of on is below every round of
  * off (slower beyond the run-to-run spread).
  */
-static unsigned int ab_pairs, ab_slower, ab_slower_beyond;
+static unsigned int ab_pairs, ab_slower, ab_slower_beyond, ab_slower_sign;
+
+/*
+ * The paired sign test: on and off run back to back in each round, so a
+ * round is a pair. With no difference between them, on is below off in
+ * each round with probability 1/2: the smallest count of such rounds out
+ * of @n that has probability <= 0.05 (one-sided), or 0 when even all @n
+ * have more (n < 5).
+ */
+static unsigned int sign_threshold(unsigned int n)
+{
+	double tail = 0, c = 1; /* C(n, k), from k = n down */
+	unsigned int k;
+
+	for (k = n; k > 0; k--) {
+		tail += c / (double)(1u << n);
+		if (tail > 0.05)
+			return k == n ? 0 : k + 1;
+		c = c * k / (n - k + 1);
+	}
+	return 0;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -782,9 +803,19 @@ static void run_scenario(struct backing *bk, const struct workload *w,
 		med[ki] = m;
 	}
 	if (qd >= 16) {
+		unsigned int below = 0, t = sign_threshold(n);
+
+		for (rep = 0; rep < n; rep++)
+			below += rs[0][rep].iops < rs[1][rep].iops;
+		printf("defer-ab: %s %s %uk qd %u nq %u: on below off in %u of "
+		       "%u paired rounds, on/off %.3f (medians)%s\n",
+		       bk->name, w->rw, w->bs / 1024, qd, nq, below, n,
+		       med[1].iops > 0 ? med[0].iops / med[1].iops : 0,
+		       t && below >= t ? ": slower by the sign test" : "");
 		ab_pairs++;
 		ab_slower += med[0].iops < med[1].iops;
 		ab_slower_beyond += med[0].iops_max < med[1].iops_min;
+		ab_slower_sign += t && below >= t;
 	}
 }
 
@@ -877,6 +908,15 @@ int main(int argc, char **argv)
 		       "%u scenarios by median IOPS, in %u beyond the spread "
 		       "(every round of on below every round of off)\n",
 		       ab_slower, ab_pairs, ab_slower_beyond);
+	if (ab_pairs && sign_threshold(opt.repeat))
+		printf("deferral: by the paired sign test (on below off in at "
+		       "least %u of %u rounds, one-sided p <= 0.05) on is "
+		       "slower in %u of %u scenarios\n",
+		       sign_threshold(opt.repeat), opt.repeat, ab_slower_sign,
+		       ab_pairs);
+	else if (ab_pairs)
+		printf("deferral: the paired sign test needs --repeat 5 or "
+		       "more\n");
 	if (key_irq < 0) {
 		printf("ratio_vs_fio=n/a irqfd_per_req=n/a\n");
 	} else {

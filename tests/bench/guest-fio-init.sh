@@ -86,8 +86,26 @@ irq | away)
 	fi
 	;;
 esac
+# bench.rqaff: the disk's rq_affinity (blk-mq: 1, the default, completes
+# a request on the submitting CPU only when the two share no cache; 2
+# always there; 0 where the interrupt is taken).
+rqaff=$(param rqaff "")
+if [ -n "$rqaff" ]; then
+	echo "$rqaff" >/sys/block/vda/queue/rq_affinity ||
+		fail "cannot set rq_affinity to $rqaff"
+fi
+# The CPUs that share CPU 0's last cache level, and its package's: what
+# blk-mq's completion and the scheduler see of the topology.
+llc=$(cat "$(ls -d /sys/devices/system/cpu/cpu0/cache/index* 2>/dev/null |
+	tail -n 1)/shared_cpu_list" 2>/dev/null)
 echo "BENCH-GUEST: vda queues $(ls /sys/block/vda/mq | wc -l)," \
-	"$(nproc) CPUs, engine $engine, fio on CPU ${pin:-$cpu}"
+	"$(nproc) CPUs, engine $engine, fio on CPU ${pin:-$cpu}," \
+	"rq_affinity $(cat /sys/block/vda/queue/rq_affinity)," \
+	"cpu0 llc-shared ${llc:-none}," \
+	"package-cpus $(cat /sys/devices/system/cpu/cpu0/topology/package_cpus_list 2>/dev/null)"
+echo "BENCH-GUEST: cpu0 $(awk -F': ' '/^(vendor_id|model name|cache size)/ { printf "%s; ", $2 }
+	/^flags/ { printf "topoext %s", ($2 ~ / topoext/) ? "yes" : "no"; exit }' /proc/cpuinfo)," \
+	"cache levels $(ls -d /sys/devices/system/cpu/cpu0/cache/index* 2>/dev/null | wc -l)"
 
 fio_run()
 {
@@ -98,7 +116,9 @@ fio_run()
 		--terse-version=3
 }
 
-# irqs: "NAME COUNT" per virtio interrupt line, COUNT summed over CPUs.
+# irqs: "NAME COUNT" per virtio interrupt line, COUNT summed over CPUs;
+# then "IPI:NAME C0,C1,..." for the IPIs and timer (per CPU, not summed
+# into the total: printed as BENCH-IPI).
 irqs()
 {
 	awk '/virtio/ {
@@ -106,6 +126,12 @@ irqs()
 		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
 			s += $i
 		print $NF, s
+	}
+	$1 ~ /^(LOC|RES|CAL|TLB):$/ {
+		c = ""
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++)
+			c = c (i > 2 ? "," : "") $i
+		print "IPI:" substr($1, 1, 3), c
 	}' /proc/interrupts
 }
 
@@ -129,6 +155,14 @@ echo "BENCH-FIO-RC: $rc"
 [ $rc -eq 0 ] || fail "fio exit $rc: $(tail -n 5 /tmp/fio.out | tr '\n' ' ')"
 echo "BENCH-FIO-TERSE: $(grep '^3;' /tmp/fio.out | tail -n 1)"
 awk 'NR == FNR { before[$1] = $2; next }
+	$1 ~ /^IPI:/ {
+		n = split(before[$1], b, ","); split($2, a, ",")
+		c = ""
+		for (i = 1; i <= n; i++)
+			c = c (i > 1 ? "," : "") a[i] - b[i]
+		print "BENCH-IPI: " substr($1, 5) " " c
+		next
+	}
 	{ d = $2 - before[$1]; t += d; print "BENCH-IRQ: " $1 " " d }
 	END { print "BENCH-IRQ-TOTAL: " t + 0 }' /tmp/irq0 /tmp/irq1
 echo "BENCH-GUEST-DONE"

@@ -4,8 +4,9 @@
 # produced a row with IOPS > 0 and no errors (the "errors" column, found
 # by its header), and that the last line is
 # "ratio_vs_fio=R irqfd_per_req=X" with R > 0 (or n/a without fio) and
-# X <= 1 (deferral on: at most one signal per request). No timing is
-# checked. Exit 77 (skip) when the bench says io_uring is unavailable.
+# X <= 1 (deferral on: at most one signal per request), and one
+# "defer-ab:" line per scenario at QD >= 16. No timing is checked.
+# Exit 77 (skip) when the bench says io_uring is unavailable.
 set -u
 bench=$1
 dir=$(mktemp -d)
@@ -61,6 +62,13 @@ echo "$last" | awk '
 	END { if (!ok && !bad) print "FAIL: last line: " $0; exit !ok }' || exit 1
 if [ "${last#ratio_vs_fio=n/a}" != "$last" ] && ! grep -q "^note: fio" "$dir/out"; then
 	echo "FAIL: ratio n/a although fio ran"
+	exit 1
+fi
+# One defer-ab line per scenario at QD 16 and above (its on row).
+want=$(awk -F, 'NR > 1 && $4 >= 16 && $6 == "on"' "$dir/rows.csv" | wc -l)
+got=$(grep -c '^defer-ab: .* on below off in [0-9]* of 1 paired rounds' "$dir/out")
+if [ "$want" -eq 0 ] || [ "$got" -ne "$want" ]; then
+	echo "FAIL: $got defer-ab lines for $want scenarios at QD >= 16"
 	exit 1
 fi
 echo "bench.smoke: ok ($disks)"

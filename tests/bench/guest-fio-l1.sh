@@ -221,8 +221,12 @@ vmm_sample()
 		mv_stats "$3" | sed "s/\([a-z]*=\)/$4\1/g"
 		;;
 	qemu)
-		[ "$qtrace" = 1 ] &&
+		[ "$qtrace" -ge 1 ] &&
 			echo "${4}uexits=$(grep -c kvm_run_exit $work/qemu-trace)"
+		[ "$qtrace" -ge 2 ] &&
+			echo "${4}qnotify=$(grep -c virtio_notify_irqfd $work/qemu-trace)" \
+				"${4}qirq_raise=$(grep -c 'virtio_mmio setting IRQ 1' $work/qemu-trace)" \
+				"${4}qcomplete=$(grep -c virtio_blk_req_complete $work/qemu-trace)"
 		;;
 	esac
 }
@@ -280,7 +284,7 @@ one_run()
 			--stats --timeout $((boot_limit + runtime * 3)) \
 			<$fifo >$out 2>$err &
 		;;
-	qemu)
+	qemu | qemu-notrace)
 		if [ "$tr" = pci ]; then
 			machine=microvm,acpi=on,pcie=on
 			dev=virtio-blk-pci,drive=d0,iothread=io0,num-queues=$q
@@ -289,8 +293,20 @@ one_run()
 			dev=virtio-blk-device,drive=d0,iothread=io0,num-queues=$q
 		fi
 		set --
-		[ "$qtrace" = 1 ] &&
-			set -- -trace kvm_run_exit -D $work/qemu-trace
+		# qemu-notrace: none. 1: kvm_run_exit, the userspace exits.
+		# 2: also the device's notifications (virtio_notify_irqfd,
+		# from its iothread), the mmio line raised and the requests
+		# completed. Each event costs QEMU a line written: with 2,
+		# QEMU's mmio interrupts per I/O fell to a quarter (BENCHMARKS.md
+		# section 2, "QEMU's trace").
+		if [ "$vmm" = qemu ] && [ "$qtrace" -ge 1 ]; then
+			set -- -trace kvm_run_exit
+			[ "$qtrace" -lt 2 ] ||
+				set -- "$@" -trace virtio_notify_irqfd \
+					-trace virtio_mmio_setting_irq \
+					-trace virtio_blk_req_complete
+			set -- "$@" -D $work/qemu-trace
+		fi
 		"$qemu" -M $machine -enable-kvm -cpu host -smp "$cpus" \
 			-m "$mem" -nodefaults -no-user-config -nographic \
 			-serial stdio -kernel "$kernel" -initrd "$initrd" \

@@ -14,7 +14,8 @@
 #        [--vhost KO]
 #   --vmms      microvm, microvm+K=V, microvm-vhost (microvm with
 #               engine=vhost on the test disk; needs --vhost),
-#               microvm-vhost+K=V and qemu
+#               microvm-vhost+K=V, qemu and qemu-notrace (QEMU without
+#               its trace, whatever MICROVM_BENCH_QEMU_TRACE says)
 #   --microvm-b BIN  a second microvm binary (another tree's build, static
 #               as the default build is), measured as VMM "microvm-b":
 #               a change against the tree before it in one L1
@@ -29,7 +30,9 @@
 #   --from-raw FILE  no run: the lines and table from a kept raw FILE
 # Environment (passed into L1): MICROVM_BENCH_CPUS (L2 vCPUs, default 2),
 # MICROVM_BENCH_MEM (L2 MiB, 512), MICROVM_BENCH_DEPTH (32),
-# MICROVM_BENCH_ENGINE (io_uring), MICROVM_BENCH_QEMU_TRACE (1),
+# MICROVM_BENCH_ENGINE (io_uring), MICROVM_BENCH_QEMU_TRACE (1: QEMU's
+# kvm_run_exit events, its userspace exits; 2: also its device's
+# notifications; 0: none),
 # MICROVM_BENCH_DISK_OPTS (appended to microvm's --disk, e.g. ",poll-us=50"),
 # MICROVM_BENCH_FIO_CPU (the L2 CPU fio runs on: free, the default, for
 # the scheduler's choice; away for a CPU other than the one taking the
@@ -109,7 +112,7 @@ for q in $queues; do
 done
 for v in $vmms; do
 	case "$v" in
-	microvm | qemu) ;;
+	microvm | qemu | qemu-notrace) ;;
 	microvm-b) [ -n "$microvm_b" ] ||
 		die "--vmms: microvm-b needs --microvm-b BIN" ;;
 	microvm-vhost | microvm-vhost+*=*)
@@ -119,7 +122,7 @@ for v in $vmms; do
 			die "--vmms: $v needs --vhost KO (vhost_blk.ko for L1's kernel)" ;;
 	microvm+*=*) [[ "$v" != *[[:space:],]* ]] ||
 		die "--vmms: one K=V per microvm+K=V, not '$v'" ;;
-	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-b, microvm-vhost[+KEY=VALUE] or qemu, not '$v'" ;;
+	*) die "--vmms: microvm, microvm+KEY=VALUE, microvm-b, microvm-vhost[+KEY=VALUE], qemu or qemu-notrace, not '$v'" ;;
 	esac
 done
 [ -n "$transports" ] && [ -n "$queues" ] && [ -n "$vmms" ] ||

@@ -198,14 +198,35 @@ static void uring_prep(struct uring_queue *uq, struct disk_req *r,
 	uq->queued++;
 }
 
+/* Every SQE queued so far into the kernel: one io_uring_enter. */
+static int uring_enter_queued(struct disk_queue *q)
+{
+	static struct log_ratelimit rl;
+	struct uring_queue *uq = to_uq(q);
+	int ret;
+
+	if (!uq->queued)
+		return 0;
+	do {
+		ret = uring_submit_enter(uq);
+	} while (ret == -EINTR);
+	if (ret < 0) {
+		/* The SQEs stay in the ring; the reap path tries again. */
+		log_ratelimited(&rl, LOG_WARN, "disk %s: io_uring submit: %d",
+				q->disk->path, ret);
+		disk_queue_signal(q);
+		return ret;
+	}
+	uq->queued = ret >= (int)uq->queued ? 0 : uq->queued - ret;
+	return ret;
+}
+
 /* A transfer the thread makes itself: see the head of this file. */
 static bool uring_inline(const struct disk *d, const struct disk_kcall *kc)
 {
 	return d->mem_backed && !d->direct && kc->file == DISK_FILE_MAIN &&
 	       (kc->op == DISK_KOP_READV || kc->op == DISK_KOP_WRITEV);
 }
-
-static int uring_enter_queued(struct disk_queue *q);
 
 static void uring_submit(struct disk_queue *q, struct disk_req *r,
 			 const struct disk_kcall *kc)
@@ -251,27 +272,6 @@ static int uring_flush(struct disk_queue *q)
 	return uring_enter_queued(q);
 }
 
-static int uring_enter_queued(struct disk_queue *q)
-{
-	static struct log_ratelimit rl;
-	struct uring_queue *uq = to_uq(q);
-	int ret;
-
-	if (!uq->queued)
-		return 0;
-	do {
-		ret = uring_submit_enter(uq);
-	} while (ret == -EINTR);
-	if (ret < 0) {
-		/* The SQEs stay in the ring; the reap path tries again. */
-		log_ratelimited(&rl, LOG_WARN, "disk %s: io_uring submit: %d",
-				q->disk->path, ret);
-		disk_queue_signal(q);
-		return ret;
-	}
-	uq->queued = ret >= (int)uq->queued ? 0 : uq->queued - ret;
-	return ret;
-}
 
 static void uring_reap(struct disk_queue *q)
 {

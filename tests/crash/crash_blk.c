@@ -273,6 +273,44 @@ static bool wait_writing(pid_t pid, int state)
 }
 
 /*
+ * Wait until no process holds @path's lock: a killed writer's io_uring is
+ * torn down after waitpid() returns, and only then are its last requests
+ * done and the image's file closed (the OFD lock goes with it, disk.c).
+ * Until then a write of the dead writer can still land, in the image we
+ * are about to read or, truncated and refilled in place, in the next
+ * iteration's. Up to 10 s; true at once where the file system has no locks.
+ */
+static unsigned int released_waits; /* kills where the lock outlived the writer */
+
+static bool image_wait_released(const char *path)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	uint64_t end = now_ms() + 10000;
+	bool waited = false;
+	int fd, ret, e;
+
+	for (;;) {
+		fd = open(path, O_RDWR);
+		if (fd < 0)
+			return false;
+		ret = fcntl(fd, F_OFD_SETLK, &fl);
+		e = errno;
+		close(fd); /* drops the lock we may have taken */
+		if (!ret || (e != EAGAIN && e != EACCES)) {
+			released_waits += waited;
+			return true;
+		}
+		waited = true;
+		if (now_ms() >= end) {
+			fprintf(stderr, "crash_blk: %s still locked 10 s after "
+				"the writer died\n", path);
+			return false;
+		}
+		sleep_ms(1);
+	}
+}
+
+/*
  * Start the writer on a fresh image, kill it at the seed's moment after its
  * first flush (--broken-ack: as soon as it stops with a batch acknowledged
  * and not submitted). Return: true with the image in @img, false (reported) when
@@ -297,6 +335,7 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 	if (!wait_writing(pid, co->broken_ack ? 2 : 1)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		image_wait_released(co->path);
 		fprintf(stderr, "crash_blk: seed %llu: writer failed: %s\n",
 			(unsigned long long)co->seed,
 			wlog->why[0] ? wlog->why : "no first flush in 10 s");
@@ -313,9 +352,10 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 		fprintf(stderr, "crash_blk: seed %llu: writer ended before "
 			"the kill: %s\n", (unsigned long long)co->seed,
 			wlog->why);
+		image_wait_released(co->path);
 		return false;
 	}
-	return image_read(co->path);
+	return image_wait_released(co->path) && image_read(co->path);
 }
 
 static const char *cache_name(enum disk_cache c)
@@ -406,7 +446,8 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 	       "data, %u failed to run; %llu writes in %llu flushes "
 	       "acknowledged, %u kills with a batch unacknowledged, %llu "
 	       "unflushed bytes seen; verifier self-test caught %u of %u lost "
-	       "flushes; O_DIRECT %s (align %u to %u), %llu writes bounced\n",
+	       "flushes; O_DIRECT %s (align %u to %u), %llu writes bounced; "
+	       "%u kills waited for the dead writer's image lock\n",
 	       cache_name(cache), broken_ack ? " (broken ack)" : "", t.runs,
 	       t.engine_runs[DISK_ENGINE_URING], t.engine_runs[DISK_ENGINE_SYNC],
 	       t.lost, t.errors, (unsigned long long)t.acked,
@@ -414,7 +455,7 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 	       (unsigned long long)t.later, t.selftest_caught,
 	       t.runs - t.lost - t.errors, t.direct ? "on" : "off", t.align_min,
 	       t.align_max,
-	       (unsigned long long)t.bounced);
+	       (unsigned long long)t.bounced, released_waits);
 	if (!uring)
 		printf("crash_blk: note: io_uring unavailable here: sync "
 		       "engine only\n");

@@ -60,6 +60,11 @@ i=0
 while [ $i -lt "$n" ]; do
 	s=$((seed + i))
 	delay_ms=$("$blkcrash" delay "$s" "$max_delay_ms") || exit 2
+	# A new file, not the old one truncated: the last run's microvm is
+	# reaped before its io_uring is torn down, and a write of it still
+	# in flight would land in this run's image (crash_blk measured the
+	# image's lock outliving the process in 5 of 10 io_uring kills).
+	rm -f "$img"
 	"$blkcrash" init "$img" "$s" "$bytes" || exit 2
 	run_one "$s" "$delay_ms" "$@"
 	rc=$?

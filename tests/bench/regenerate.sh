@@ -4,7 +4,9 @@
 #   1. the device-path benchmark (build/microvm-bench, against fio), with
 #      the queue threads' polling at its default and off;
 #   2. the nested real-guest fio runs, microvm (polling off and default)
-#      and QEMU's microvm machine side by side in one L1 (guest-fio.sh);
+#      and QEMU's microvm machine (traced for its userspace exits, and
+#      untraced: the trace changes its counts) side by side in one L1
+#      (guest-fio.sh);
 #   3. boot time and VMM memory overhead against QEMU (boot-vs-qemu.sh);
 #   4. engine=vhost against engine=io_uring in one 1-vCPU L1 (guest-fio.sh
 #      with the vhost-blk module built for L1's kernel; section 5), the
@@ -82,7 +84,7 @@ if want guest; then
 		set -- --repeat 2 --runtime 8 --plan "pci:2 mmio:1 pci:1"
 	fi
 	"$root/tests/bench/guest-fio.sh" "$@" \
-		--vmms "microvm+poll-us=0 microvm qemu" \
+		--vmms "microvm+poll-us=0 microvm qemu qemu-notrace" \
 		--raw "$out/guest-fio.raw" >"$out/guest-fio.txt"
 fi
 

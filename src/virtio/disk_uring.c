@@ -272,7 +272,6 @@ static int uring_flush(struct disk_queue *q)
 	return uring_enter_queued(q);
 }
 
-
 static void uring_reap(struct disk_queue *q)
 {
 	struct uring_queue *uq = to_uq(q);

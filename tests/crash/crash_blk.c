@@ -182,6 +182,7 @@ static _Noreturn void writer_main(const struct crash_opts *co)
 
 struct crash_totals {
 	unsigned int runs, lost, errors, open_batch, selftest_caught;
+	unsigned int lock_waits; /* kills where the lock outlived the writer */
 	unsigned int engine_runs[DISK_ENGINE_COUNT];
 	uint64_t acked, flushes, later, bounced;
 	int direct;
@@ -279,10 +280,9 @@ static bool wait_writing(pid_t pid, int state)
  * Until then a write of the dead writer can still land, in the image we
  * are about to read or, truncated and refilled in place, in the next
  * iteration's. Up to 10 s; true at once where the file system has no locks.
+ * @waits: counts the calls that found the lock still held.
  */
-static unsigned int released_waits; /* kills where the lock outlived the writer */
-
-static bool image_wait_released(const char *path)
+static bool image_wait_released(const char *path, unsigned int *waits)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	uint64_t end = now_ms() + 10000;
@@ -297,7 +297,7 @@ static bool image_wait_released(const char *path)
 		e = errno;
 		close(fd); /* drops the lock we may have taken */
 		if (!ret || (e != EAGAIN && e != EACCES)) {
-			released_waits += waited;
+			*waits += waited;
 			return true;
 		}
 		waited = true;
@@ -316,7 +316,8 @@ static bool image_wait_released(const char *path)
  * and not submitted). Return: true with the image in @img, false (reported) when
  * the writer did not run as it should.
  */
-static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
+static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms,
+		       struct crash_totals *t)
 {
 	uint64_t delay_us;
 	struct timespec ts;
@@ -335,7 +336,7 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 	if (!wait_writing(pid, co->broken_ack ? 2 : 1)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		image_wait_released(co->path);
+		image_wait_released(co->path, &t->lock_waits);
 		fprintf(stderr, "crash_blk: seed %llu: writer failed: %s\n",
 			(unsigned long long)co->seed,
 			wlog->why[0] ? wlog->why : "no first flush in 10 s");
@@ -352,10 +353,11 @@ static bool crash_kill(const struct crash_opts *co, unsigned int max_delay_ms)
 		fprintf(stderr, "crash_blk: seed %llu: writer ended before "
 			"the kill: %s\n", (unsigned long long)co->seed,
 			wlog->why);
-		image_wait_released(co->path);
+		image_wait_released(co->path, &t->lock_waits);
 		return false;
 	}
-	return image_wait_released(co->path) && image_read(co->path);
+	return image_wait_released(co->path, &t->lock_waits) &&
+	       image_read(co->path);
 }
 
 static const char *cache_name(enum disk_cache c)
@@ -370,7 +372,7 @@ static int crash_once(const struct crash_opts *co, unsigned int max_delay_ms,
 	uint64_t acked, issued;
 	struct plan_verdict v;
 
-	if (!crash_kill(co, max_delay_ms))
+	if (!crash_kill(co, max_delay_ms, t))
 		return 2;
 	acked = atomic_load(&wlog->acked);
 	issued = atomic_load(&wlog->issued);
@@ -455,7 +457,7 @@ static bool crash_mode(enum disk_cache cache, unsigned int n, uint64_t seed,
 	       (unsigned long long)t.later, t.selftest_caught,
 	       t.runs - t.lost - t.errors, t.direct ? "on" : "off", t.align_min,
 	       t.align_max,
-	       (unsigned long long)t.bounced, released_waits);
+	       (unsigned long long)t.bounced, t.lock_waits);
 	if (!uring)
 		printf("crash_blk: note: io_uring unavailable here: sync "
 		       "engine only\n");

@@ -2,7 +2,8 @@
 /*
  * Per-vCPU x86 state. CPUID starts from what KVM supports and gets each
  * vCPU's APIC ID in every leaf that reports one (1, 0xb, 0x1f,
- * 0x8000001e) so the topology the guest reads matches the MADT. The local
+ * 0x8000001e) so the topology the guest reads matches the MADT, and
+ * microvm's own topology (cpuid_topo.c) in place of the host's. The local
  * APIC gets LINT0 = ExtINT and LINT1 = NMI, as firmware would leave it.
  */
 #include "cpu.h"
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 
 #include "boot.h"
+#include "cpuid_topo.h"
 #include "util/log.h"
 #include "vmm/arch.h"
 #include "vmm/vm.h"
@@ -121,8 +123,8 @@ static void cpuid_brand(struct kvm_cpuid2 *c, unsigned int max)
 	}
 }
 
-static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
-			unsigned int ncpus, bool no_xsave, bool tsc_deadline)
+static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id, bool no_xsave,
+			bool tsc_deadline)
 {
 	unsigned int i;
 
@@ -133,9 +135,9 @@ static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
 			cpuid_drop_xsave(e);
 		switch (e->function) {
 		case 1:
-			/* Initial APIC ID and logical processor count. */
-			e->ebx = (e->ebx & 0xffff) | (id << 24) |
-				 ((ncpus & 0xff) << 16);
+			/* Initial APIC ID; the logical processor count is
+			 * x86_cpuid_topology()'s. */
+			e->ebx = (e->ebx & 0xffffff) | (id << 24);
 			e->edx |= 1u << 28; /* HTT: the count field is valid */
 			e->ecx |= 1u << 31; /* running under a hypervisor */
 			/*
@@ -145,13 +147,6 @@ static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id,
 			 */
 			if (tsc_deadline)
 				e->ecx |= CPUID1_ECX_TSC_DEADLINE;
-			break;
-		case 0xb:
-		case 0x1f:
-			e->edx = id;
-			break;
-		case 0x8000001e:
-			e->eax = id;
 			break;
 		default:
 			break;
@@ -197,9 +192,10 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 	if (!v->index && tcg)
 		log_info("host CPU is QEMU TCG: no XSAVE/AVX for the guest");
 	cpuid_brand(c, CPUID_MAX_ENTRIES);
-	cpuid_fixup(c, v->index, vm->ncpus, tcg,
+	cpuid_fixup(c, v->index, tcg,
 		    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  KVM_CAP_TSC_DEADLINE_TIMER) > 0);
+	x86_cpuid_topology(c, CPUID_MAX_ENTRIES, v->index, vm->ncpus);
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "vCPU %u: KVM_SET_CPUID2: %s", v->index,

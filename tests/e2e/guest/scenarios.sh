@@ -66,6 +66,39 @@ e2e_check_cpus()
 	else
 		e2e_fail "cpus: nproc=$got online=$online, expected $want"
 	fi
+	if [ "$(uname -m)" = x86_64 ]; then
+		e2e_check_topology "$online"
+	fi
+}
+
+# x86 CPUID topology (microvm's cpuid_topo.c): one package and die, a core
+# of its own per CPU (no thread siblings), and the last cache level, where
+# the guest lists caches, shared by all online CPUs.
+e2e_check_topology()
+{
+	online=$1 bad= cores=
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		t=$c/topology
+		[ -d "$t" ] || continue
+		n=${c##*cpu}
+		[ "$(cat "$t/physical_package_id")" = 0 ] ||
+			bad="$bad cpu$n:package=$(cat "$t/physical_package_id")"
+		[ "$(cat "$t/die_id" 2>/dev/null || echo 0)" = 0 ] ||
+			bad="$bad cpu$n:die=$(cat "$t/die_id")"
+		[ "$(cat "$t/thread_siblings_list")" = "$n" ] ||
+			bad="$bad cpu$n:threads=$(cat "$t/thread_siblings_list")"
+		cores="$cores $(cat "$t/core_id")"
+		llc=$(ls -d "$c"/cache/index* 2>/dev/null | tail -n 1)
+		[ -z "$llc" ] || [ "$(cat "$llc/shared_cpu_list")" = "$online" ] ||
+			bad="$bad cpu$n:llc=$(cat "$llc/shared_cpu_list")"
+	done
+	dup=$(echo "$cores" | tr ' ' '\n' | grep . | sort | uniq -d | head -n 1)
+	[ -z "$dup" ] || bad="$bad core-id-$dup-shared"
+	if [ -z "$bad" ]; then
+		e2e_ok "topology: one package, cores$cores, one thread each"
+	else
+		e2e_fail "topology:$bad"
+	fi
 }
 
 # MemTotal is the RAM size less what the kernel keeps for itself (its

@@ -10,6 +10,7 @@
 # bench.warm=S (seconds of the unmeasured run, 0: none).
 # Console protocol (guest-fio-l1.sh answers the two waits):
 #   BENCH-GUEST: ...          progress and failures
+#   BENCH-TOPO: cpuN ...      the CPU topology and cache sharing the guest sees
 #   BENCH-FIO-START           then waits for one line on the console
 #   #E                        fio ended (short: each console byte is an
 #                             exit, and this one is inside the window);
@@ -67,16 +68,25 @@ warm=$(param warm 1)
 # in BENCHMARKS.md were measured (pinned, pci with 1 queue took 0.7-1.0
 # interrupts per I/O under both VMMs on either CPU, free about 0.1).
 cpu=$(param cpu free)
+# bench.irqcpu: move the disk's (first) interrupt to this CPU first, so
+# that both VMMs' guests take it on the same one.
+irqcpu=$(param irqcpu "")
+# pci: queue 0's vector (virtio0-req.0), not the config one.
+n=$(awk '$NF ~ /^virtio0(-req\.0)?$/ { sub(":", "", $1); n[$NF] = $1 }
+	 END { print ("virtio0-req.0" in n) ? n["virtio0-req.0"] : n["virtio0"] }' \
+    /proc/interrupts)
+if [ -n "$irqcpu" ]; then
+	echo "$irqcpu" >"/proc/irq/$n/smp_affinity_list" ||
+		fail "cannot move the disk's interrupt ($n) to CPU $irqcpu"
+fi
 pin=$cpu
 case "$cpu" in
 free) pin= ;;
 irq | away)
-	# pci: queue 0's vector (virtio0-req.0), not the config one.
-	n=$(awk '$NF ~ /^virtio0(-req\.0)?$/ { sub(":", "", $1); n[$NF] = $1 }
-		 END { print ("virtio0-req.0" in n) ? n["virtio0-req.0"] : n["virtio0"] }' \
-	    /proc/interrupts)
-	pin=$(cut -d, -f1 "/proc/irq/$n/effective_affinity_list" 2>/dev/null |
-	      cut -d- -f1)
+	# A moved interrupt's effective affinity changes at its next arrival
+	# (x86 IOAPIC): the CPU asked for is the one.
+	pin=${irqcpu:-$(cut -d, -f1 "/proc/irq/$n/effective_affinity_list" \
+	      2>/dev/null | cut -d- -f1)}
 	[ -n "$pin" ] || fail "no CPU for the disk's interrupt ($n)"
 	if [ "$cpu" = away ]; then
 		for c in $(seq 0 $(($(nproc) - 1))); do
@@ -106,6 +116,16 @@ echo "BENCH-GUEST: vda queues $(ls /sys/block/vda/mq | wc -l)," \
 echo "BENCH-GUEST: cpu0 $(awk -F': ' '/^(vendor_id|model name|cache size)/ { printf "%s; ", $2 }
 	/^flags/ { printf "topoext %s", ($2 ~ / topoext/) ? "yes" : "no"; exit }' /proc/cpuinfo)," \
 	"cache levels $(ls -d /sys/devices/system/cpu/cpu0/cache/index* 2>/dev/null | wc -l)"
+# The topology the guest built from CPUID: per CPU its family, package,
+# core and APIC ID, and which CPUs share each cache level.
+for c in /sys/devices/system/cpu/cpu[0-9]*; do
+	n=${c##*cpu}
+	echo "BENCH-TOPO: cpu$n $(awk -v cpu="$n" -F': *' '
+		/^processor/ { p = ($2 == cpu) } p && /^(cpu family|model|physical id|siblings|core id|cpu cores|apicid)[[:space:]]*:/ {
+			k = $1; sub(/[[:space:]]+$/, "", k); gsub(/ /, "_", k); printf "%s=%s ", k, $2 }' /proc/cpuinfo)" \
+		"die $(cat "$c/topology/die_id" 2>/dev/null)" \
+		"caches $(for i in "$c"/cache/index*; do [ -d "$i" ] && printf 'L%s%s:%s ' "$(cat "$i/level")" "$(cut -c1 "$i/type")" "$(cat "$i/shared_cpu_list")"; done)"
+done
 
 fio_run()
 {

@@ -272,6 +272,8 @@ one_run()
 	cmdline="console=ttyS0 quiet rdinit=/bench/init bench.runtime=$runtime"
 	cmdline="$cmdline bench.iodepth=$depth bench.engine=$engine"
 	cmdline="$cmdline bench.cpu=${MICROVM_BENCH_FIO_CPU:-free}"
+	[ -z "${MICROVM_BENCH_IRQ_CPU:-}" ] ||
+		cmdline="$cmdline bench.irqcpu=$MICROVM_BENCH_IRQ_CPU"
 	[ -z "${MICROVM_BENCH_RQ_AFFINITY:-}" ] ||
 		cmdline="$cmdline bench.rqaff=$MICROVM_BENCH_RQ_AFFINITY"
 	case "$vmm" in
@@ -356,7 +358,7 @@ one_run()
 		'{ printf "iops=%s read_kib=%s runtime_ms=%s", $8, $6, $9 }')
 	echo "BENCH-RAW: $tag status=$rc $fio guest_irqs=$irqs $k0 $k1 $v0 $v1" |
 		tr -s ' '
-	sed -n 's/^BENCH-IRQ: /BENCH-IRQ: '"$tag"' /p; s/^BENCH-IPI: /BENCH-IPI: '"$tag"' /p; s/^BENCH-GUEST: /BENCH-GUEST: '"$tag"' /p' $out |
+	sed -n 's/^BENCH-IRQ: /BENCH-IRQ: '"$tag"' /p; s/^BENCH-IPI: /BENCH-IPI: '"$tag"' /p; s/^BENCH-GUEST: /BENCH-GUEST: '"$tag"' /p; s/^BENCH-TOPO: /BENCH-TOPO: '"$tag"' /p' $out |
 		tr -d '\r'
 	# microvm's --stats at exit (per queue, disk, vCPU): for reading.
 	sed -n 's/^microvm: stats /BENCH-STATS: '"$tag"' /p' $err | tail -n 12

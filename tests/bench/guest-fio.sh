@@ -38,7 +38,10 @@
 # the scheduler's choice; away for a CPU other than the one taking the
 # disk's first interrupt; irq for that one; or a number),
 # MICROVM_BENCH_RQ_AFFINITY (the guest disk's rq_affinity: 0, 1 or 2;
-# unset leaves the kernel's default, 1);
+# unset leaves the kernel's default, 1),
+# MICROVM_BENCH_IRQ_CPU (the L2 CPU the disk's first interrupt is moved to
+# before fio's CPU is chosen; unset leaves the guest's choice, which
+# differs between the VMMs' guests);
 # run-guest.sh's MICROVM_E2E_L1_CPUS (this script's default: 2).
 # Exit: 0 every run measured; 1 a run failed or a piece is missing (message
 # on stderr); 77 it cannot run here (no QEMU, fio, artifacts or null_blk).

@@ -147,6 +147,8 @@ static const struct confine_rule vcpu_rules[] = {
 	ALLOW(rseq),
 	ALLOW_EQ(prctl, 0, PR_SET_NAME),
 	ALLOW_EQ(prctl, 0, PR_GET_NAME),
+	ALLOW_EQ(prctl, 0, PR_SET_TIMERSLACK), /* a queue that holds
+						* interrupts (blk_queue.c) */
 	ALLOW_EQ(seccomp, 0, SECCOMP_SET_MODE_FILTER),
 };
 
@@ -177,6 +179,7 @@ static const unsigned long vcpu_ioctls[] = {
 static const struct confine_rule io_rules[] = {
 	ALLOW(epoll_wait),
 	ALLOW(epoll_pwait),
+	ALLOW(epoll_pwait2), /* a held interrupt's deadline (blk_queue.c) */
 	ALLOW(io_uring_enter),
 	ALLOW(preadv),
 	ALLOW(pwritev),

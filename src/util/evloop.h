@@ -85,4 +85,19 @@ int evloop_del(int epfd, int fd);
  */
 int evloop_wait(int epfd, uint64_t *tags, int max, int timeout_ms);
 
+/**
+ * evloop_wait_ns() - evloop_wait() with a timeout in nanoseconds.
+ * @epfd: epoll fd from evloop_new()
+ * @tags: filled with the tags of the ready fds
+ * @max: capacity of @tags (at least 1)
+ * @timeout_ns: -1 waits forever, 0 polls, else the longest wait
+ *
+ * Uses epoll_pwait2(2); on a kernel without it (before 5.11) the timeout
+ * is rounded up to whole milliseconds.
+ *
+ * Return: as evloop_wait().
+ * Context: any thread.
+ */
+int evloop_wait_ns(int epfd, uint64_t *tags, int max, int64_t timeout_ns);
+
 #endif

@@ -309,6 +309,18 @@ static int blk_check_config(const struct blk_config *cfg, const char *name)
 			  cfg->poll_us, BLK_POLL_MAX_US);
 		return -EINVAL;
 	}
+	if (cfg->irq_hold_us > BLK_IRQ_HOLD_MAX_US) {
+		log_error("%s: interrupt hold %u us: must be 0 to %u", name,
+			  cfg->irq_hold_us, BLK_IRQ_HOLD_MAX_US);
+		return -EINVAL;
+	}
+	if (cfg->irq_hold_us &&
+	    (cfg->defer_off || cfg->engine == BLK_ENGINE_VHOST)) {
+		log_error("%s: an interrupt hold needs deferred signalling "
+			  "in the VMM's queue threads (not %s)", name,
+			  cfg->defer_off ? "defer off" : "the vhost engine");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -334,6 +346,8 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 	b->vhost_sys = cfg->vhost_sys;
 	b->defer_off = cfg->defer_off;
 	b->poll_max_ns = (uint64_t)cfg->poll_us * 1000;
+	b->hold_ns = (uint64_t)cfg->irq_hold_us * 1000;
+	b->hold_max = cfg->irq_hold_max ? cfg->irq_hold_max : cfg->queue_size;
 	ret = blk_set_serial(b, name, cfg->serial);
 	if (ret)
 		goto err_free;

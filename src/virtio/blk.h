@@ -68,6 +68,18 @@
  */
 #define BLK_POLL_DEFAULT_US 32u
 
+/*
+ * Interrupt holding (blk_queue.c), off by default: a completion batch
+ * whose notification the driver asks for may hold it back for up to
+ * blk_config.irq_hold_us, so that completions finished meanwhile share
+ * one interrupt; it goes out early once blk_config.irq_hold_max
+ * completions have joined, and at once when the queue stops. Fewer
+ * interrupts for up to irq_hold_us more latency per request, as NVMe's
+ * aggregation time and threshold and virtio-net's notification
+ * coalescing trade them. BLK_IRQ_HOLD_MAX_US caps the hold.
+ */
+#define BLK_IRQ_HOLD_MAX_US 10000u
+
 /* What serves the queues (virtio/blk_backend.h). */
 enum blk_engine {
 	BLK_ENGINE_THREADS, /* the VMM's I/O threads over the disk backend */
@@ -88,6 +100,10 @@ struct blk_config {
 				  * suppression), not once per batch */
 	uint32_t poll_us;        /* most busy-polling per wakeup, 0 ..
 				  * BLK_POLL_MAX_US; 0: off */
+	uint32_t irq_hold_us;    /* longest hold of a notification, 0 ..
+				  * BLK_IRQ_HOLD_MAX_US; 0: off */
+	uint32_t irq_hold_max;   /* completions that end a hold early, 1 ..
+				  * queue_size; 0: queue_size */
 	enum blk_engine engine;
 	/* BLK_ENGINE_VHOST: the system calls on /dev/vhost-blk; NULL: the
 	 * real ones (blk_vhost_sys_host), a fake in tests. */

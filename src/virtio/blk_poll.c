@@ -25,7 +25,7 @@
 /* First window after 0; never above the cap. */
 #define BLK_POLL_START_NS 4000u
 
-static uint64_t blk_poll_now(void)
+uint64_t blk_clock_ns(void)
 {
 	struct timespec ts;
 
@@ -107,7 +107,7 @@ static unsigned int blk_poll_spin(struct blk_queue *bq, uint64_t start,
 	struct virtq *vq = &bq->q->vq;
 	unsigned int found;
 
-	for (*now = start;; *now = blk_poll_now()) {
+	for (*now = start;; *now = blk_clock_ns()) {
 		found = 0;
 		if (virtq_has_avail(vq))
 			found |= BLK_POLL_RING;
@@ -124,9 +124,9 @@ unsigned int blk_poll_run(struct blk_queue *bq)
 {
 	struct virtio_queue_stats *st = &bq->q->stats;
 	struct blk_poll *p = &bq->poll;
-	uint64_t start, now;
+	uint64_t start, end, now;
 	unsigned int found;
-	bool late;
+	bool late, cut;
 
 	if (!blk_poll_wanted(bq) || bq->stopping || bq->broken ||
 	    bq->throttled)
@@ -136,10 +136,18 @@ unsigned int blk_poll_run(struct blk_queue *bq)
 		virtq_notify_disable(&bq->q->vq);
 		p->kicks_off = true;
 	}
-	start = blk_poll_now();
-	found = blk_poll_spin(bq, start, start + p->window_ns, &now);
+	start = blk_clock_ns();
+	end = start + p->window_ns;
+	cut = bq->hold.until && bq->hold.until < end;
+	if (cut)
+		end = bq->hold.until;
+	found = blk_poll_spin(bq, start, end, &now);
 	atomic_fetch_add_explicit(&st->poll_ns, now - start,
 				  memory_order_relaxed);
+	/* The held notification is due: released, then the window anew. */
+	if (!found && cut &&
+	    !atomic_load_explicit(&bq->stop_req, memory_order_relaxed))
+		return BLK_POLL_HOLD;
 	late = !found;
 	if (late)
 		found = blk_poll_end(bq);
@@ -163,7 +171,7 @@ void blk_poll_woke(struct blk_queue *bq, bool kicked)
 
 	if (!p->missed_at)
 		return;
-	if (blk_poll_now() - p->missed_at <= p->max_ns)
+	if (blk_clock_ns() - p->missed_at <= p->max_ns)
 		blk_poll_grow(bq);
 	else if (kicked)
 		blk_poll_shrink(bq);

@@ -37,6 +37,14 @@ struct blk_poll {
 /* What blk_poll_run() found. */
 #define BLK_POLL_RING 1u /* the avail ring has chains */
 #define BLK_POLL_DISK 2u /* the disk queue has completions */
+#define BLK_POLL_HOLD 4u /* nothing, but a held notification is due */
+
+/* A notification held back for more completions to join (blk.h). */
+struct blk_hold {
+	uint64_t until;     /* when it must go out (blk_clock_ns());
+			     * 0: none held */
+	unsigned int count; /* completions pushed since it was asked for */
+};
 
 /* A running queue: state owned by its thread between start and stop. */
 struct blk_queue {
@@ -63,6 +71,7 @@ struct blk_queue {
 	bool broken;
 	atomic_bool stop_req;     /* blk_queue_stop() asked; ends a poll */
 	struct blk_poll poll;
+	struct blk_hold hold;
 	struct log_ratelimit rl;
 };
 
@@ -76,6 +85,8 @@ struct blk_dev {
 	struct blk_vhost vhost;               /* BLK_ENGINE_VHOST */
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
 	uint64_t poll_max_ns;      /* blk_config.poll_us */
+	uint64_t hold_ns;          /* blk_config.irq_hold_us; 0: off */
+	unsigned int hold_max;     /* blk_config.irq_hold_max */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
 	bool defer_off;            /* blk_config.defer_off */
 	uint8_t config[BLK_CONFIG_BYTES];
@@ -104,6 +115,13 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q);
 void blk_queue_stop(struct blk_queue *bq);
 
 /**
+ * blk_clock_ns() - CLOCK_MONOTONIC in nanoseconds (a vDSO call where the
+ * clock source allows it).
+ * Context: any thread.
+ */
+uint64_t blk_clock_ns(void);
+
+/**
  * blk_poll_init() - polling state of a starting queue: off, or a window
  * that starts at 0 and adapts up to @max_ns.
  * @bq: queue state, thread not running
@@ -127,12 +145,15 @@ bool blk_poll_wanted(struct blk_queue *bq);
  * @bq: queue state after a round
  *
  * Never polls while stopping, throttled, broken or with a stop asked.
+ * A held notification (bq->hold) ends the window at its deadline: then,
+ * if nothing was found, kicks stay off and BLK_POLL_HOLD is returned so
+ * that the caller releases it and polls on.
  * When the window ends empty, kicks are turned back on and the ring is
  * looked at once more (virtio 1.2 §2.7.10), so a chain added meanwhile is
  * not lost; the thread may then sleep, and blk_poll_woke() adapts the
  * window. Counts hits, misses and time polled in the queue's stats.
  * Return: BLK_POLL_RING and/or BLK_POLL_DISK for what to handle in a
- * round, or 0: sleep. Context: the queue thread.
+ * round, BLK_POLL_HOLD, or 0: sleep. Context: the queue thread.
  */
 unsigned int blk_poll_run(struct blk_queue *bq);
 

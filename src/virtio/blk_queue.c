@@ -6,8 +6,10 @@
  * every chain before executing it, submits the batch with a single flush,
  * and pushes completions inside a defer_call section so that each batch
  * raises at most one interrupt (or, with blk_config.defer_off, signals each
- * completion the driver wants to hear of as it is pushed). Before sleeping
- * it may busy-poll the ring and the disk queue for a while (blk_poll.c).
+ * completion the driver wants to hear of as it is pushed). With
+ * blk_config.irq_hold_us a batch's notification may be held back for
+ * later batches to join it. Before sleeping it may busy-poll the ring and
+ * the disk queue for a while (blk_poll.c).
  */
 #include <assert.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "util/confine.h"
@@ -243,23 +246,82 @@ static bool bq_submit_pending(struct blk_queue *bq)
  */
 #define BQ_PUBLISH_EVERY 8u
 
+/* ---- interrupt holding ---- */
+
+/* Timer slack of a thread that holds notifications (bq_thread()). */
+#define BQ_HOLD_SLACK_NS 1000ul
+
+/* The held notification goes out (at once outside a defer_call section). */
+static void bq_hold_release(struct blk_queue *bq, bool full)
+{
+	bq->hold.until = 0;
+	bq->hold.count = 0;
+	atomic_fetch_add(full ? &bq->q->stats.hold_full :
+				&bq->q->stats.hold_timed, 1);
+	virtio_queue_notify(bq->q);
+}
+
+/*
+ * A batch of @pushed completions closed, the driver asking to hear of it
+ * (@asked) or not. With holding on, a notification asked for is held
+ * until bq->b->hold_ns from now, and the batches closed meanwhile join
+ * it (whether or not they were asked for: the one interrupt covers them);
+ * it goes out early once bq->b->hold_max completions have joined, or
+ * while stopping. Return: whether a notification goes out now.
+ */
+static bool bq_notify(struct blk_queue *bq, bool asked, unsigned int pushed)
+{
+	struct blk_hold *h = &bq->hold;
+
+	if (!bq->b->hold_ns) {
+		if (asked)
+			virtio_queue_notify(bq->q);
+		return asked;
+	}
+	if (!h->until) {
+		if (!asked)
+			return false;
+		h->until = blk_clock_ns() + bq->b->hold_ns;
+	}
+	h->count += pushed;
+	if (h->count < bq->b->hold_max && !bq->stopping)
+		return false;
+	bq_hold_release(bq, h->count >= bq->b->hold_max);
+	return true;
+}
+
+/*
+ * The held notification, if its time has come. Return: nanoseconds until
+ * it must go out, or -1 when none is held.
+ */
+static int64_t bq_hold_due(struct blk_queue *bq)
+{
+	uint64_t now;
+
+	if (!bq->hold.until)
+		return -1;
+	now = blk_clock_ns();
+	if (now < bq->hold.until)
+		return (int64_t)(bq->hold.until - now);
+	bq_hold_release(bq, false);
+	return -1;
+}
+
 /*
  * What was pushed since the last check closes a batch: notify if the
- * driver asks. Return: whether a notification was asked for (inside a
- * defer_call section it goes out at the section's end).
+ * driver asks (or hold the notification, bq_notify()). Return: whether a
+ * notification goes out (inside a defer_call section at the section's
+ * end).
  */
 static bool bq_batch_done(struct blk_queue *bq)
 {
-	bool notify;
+	unsigned int pushed = bq->pushed;
 
-	if (!bq->pushed)
+	if (!pushed)
 		return false;
-	notify = virtq_need_notify(&bq->q->vq);
-	if (notify)
-		virtio_queue_notify(bq->q);
 	atomic_fetch_add(&bq->q->stats.batches, 1);
 	bq->pushed = 0;
-	return notify;
+	return bq_notify(bq, virtq_need_notify(&bq->q->vq), pushed);
 }
 
 /*
@@ -373,6 +435,7 @@ static void *bq_thread(void *arg)
 	uint64_t tags[BQ_TAG_COUNT];
 	bool kicked, disk_ready;
 	unsigned int found;
+	int64_t timeout;
 	uint64_t kicks;
 	char name[16];
 	int i, n;
@@ -382,22 +445,38 @@ static void *bq_thread(void *arg)
 	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
 		 bq->q->index);
 	pthread_setname_np(pthread_self(), name);
+	/* A held notification's deadline is a sleep's timeout: the default
+	 * timer slack (50 us) would add up to 50 us to every hold. */
+	if (bq->b->hold_ns)
+		prctl(PR_SET_TIMERSLACK, BQ_HOLD_SLACK_NS, 0, 0, 0);
 	/* A mapped image's copies must be able to fail (util/guarded_copy.h). */
 	guarded_copy_thread();
 	confine_thread(CONFINE_IO);
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);
 	while (!bq->stopping || bq->nr_free < bq->size) {
+		timeout = bq_hold_due(bq);
 		/* About to sleep: poll a while first (blk_poll.c). */
 		found = bq->more && !bq->stopping ? 0 : blk_poll_run(bq);
+		if (found == BLK_POLL_HOLD)
+			continue;
 		if (found) {
 			bq_round(bq, found & BLK_POLL_RING,
 				 found & BLK_POLL_DISK);
 			continue;
 		}
-		/* More on the ring: only look at the fds, then go on. */
-		n = evloop_wait(bq->epfd, tags, BQ_TAG_COUNT,
-				bq->more && !bq->stopping ? 0 : -1);
+		/* More on the ring: only look at the fds, then go on. A held
+		 * notification bounds the sleep. */
+		if (bq->more && !bq->stopping)
+			timeout = 0;
+		else if (timeout >= 0)
+			timeout = bq_hold_due(bq);
+		n = evloop_wait_ns(bq->epfd, tags, BQ_TAG_COUNT, timeout);
+		/* The hold's deadline, not the guest or the disk, ended the
+		 * sleep: the loop's start releases it; polling learns
+		 * nothing from it. */
+		if (!n && timeout > 0)
+			continue;
 		if (n < 0) {
 			blk_poll_woke(bq, false);
 			log_ratelimited(&bq->rl, LOG_ERROR,
@@ -426,6 +505,9 @@ static void *bq_thread(void *arg)
 		blk_poll_woke(bq, kicked);
 		bq_round(bq, kicked, disk_ready);
 	}
+	/* Stopping: what is held goes out with the last completions. */
+	if (bq->hold.until)
+		bq_hold_release(bq, false);
 	return NULL;
 }
 
@@ -481,6 +563,8 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	bq->pending = NULL;
 	bq->queued = bq->pushed = 0;
 	bq->throttled = bq->more = bq->stopping = bq->broken = false;
+	bq->hold.until = 0;
+	bq->hold.count = 0;
 	blk_poll_init(bq, bq->b->poll_max_ns);
 	ret = bq_alloc(bq, q->size);
 	if (ret)

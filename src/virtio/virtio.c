@@ -236,6 +236,23 @@ static void virtio_print_poll_stats(struct virtio_dev *vdev, unsigned int i,
 		(unsigned long long)atomic_load(&s->poll_window_ns) / 1000);
 }
 
+/* Interrupt-holding counters of queue @i, when it held any. */
+static void virtio_print_hold_stats(struct virtio_dev *vdev, unsigned int i,
+				    int fd)
+{
+	struct virtio_queue_stats *s = &vdev->queues[i].stats;
+	uint64_t timed = atomic_load(&s->hold_timed);
+	uint64_t full = atomic_load(&s->hold_full);
+
+	if (!timed && !full)
+		return;
+	dprintf(fd,
+		"microvm: stats %s queue %u irq-hold: released by time %llu "
+		"by count %llu\n",
+		vdev->name, i, (unsigned long long)timed,
+		(unsigned long long)full);
+}
+
 void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 {
 	unsigned int i;
@@ -257,5 +274,6 @@ void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 			req ? (double)sig / (double)req : 0.0,
 			(unsigned long long)atomic_load(&s->coalesced));
 		virtio_print_poll_stats(vdev, i, fd);
+		virtio_print_hold_stats(vdev, i, fd);
 	}
 }

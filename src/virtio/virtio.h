@@ -71,6 +71,11 @@ struct virtio_queue_stats {
 	atomic_uint_fast64_t poll_misses; /* windows that ended in a sleep */
 	atomic_uint_fast64_t poll_ns;     /* time spent polling */
 	atomic_uint_fast64_t poll_window_ns; /* the current window */
+	/* Interrupt holding (a device may hold a notification back for more
+	 * completions to join it): notifications released when the hold
+	 * time ran out, and when enough completions had joined. */
+	atomic_uint_fast64_t hold_timed;
+	atomic_uint_fast64_t hold_full;
 };
 
 struct virtio_queue {

@@ -43,6 +43,7 @@ static const char usage_text[] =
 "                      [,cache=none|writeback|unsafe][,transport=pci|mmio]\n"
 "                      [,queues=N][,queue-size=N][,defer=on|off]\n"
 "                      [,poll-us=N][,irq-coalesce=on|off]\n"
+"                      [,irq-hold-us=N[,irq-hold-max=N]]\n"
 "                      [,engine=io_uring|vhost]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
@@ -62,10 +63,15 @@ static const char usage_text[] =
 "                      irq-coalesce (mmio): while the guest has not\n"
 "                      acknowledged an interrupt, completions raise no\n"
 "                      new one (default on; off for measuring)\n"
+"                      irq-hold-us: a batch's interrupt may wait up to\n"
+"                      N us (0-10000; default 0, off) for later\n"
+"                      completions to share it, or until irq-hold-max\n"
+"                      of them (default: the queue size) have: fewer\n"
+"                      interrupts for up to N us more latency\n"
 "                      engine=vhost: the vhost-blk kernel module serves\n"
 "                      the queues (/dev/vhost-blk: modprobe vhost_blk,\n"
 "                      or the build target vhost-blk-module); not with\n"
-"                      snapshot, defer or irq-coalesce.\n"
+"                      snapshot, defer, irq-coalesce or irq-hold.\n"
 "                      Default io_uring: the VMM's own I/O threads\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
@@ -248,6 +254,22 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 		}
 		d->poll_us = n;
 		d->poll_set = true;
+	} else if (!strcmp(key, "irq-hold-us")) {
+		if (parse_uint(val, CONFIG_MAX_IRQ_HOLD_US, &n)) {
+			snprintf(err, errlen,
+				 "--disk %s: irq-hold-us '%s' must be 0 to %u",
+				 d->spec, val, CONFIG_MAX_IRQ_HOLD_US);
+			return -EINVAL;
+		}
+		d->irq_hold_us = n;
+	} else if (!strcmp(key, "irq-hold-max")) {
+		if (parse_uint(val, CONFIG_MAX_IRQ_HOLD_COUNT, &n) || !n) {
+			snprintf(err, errlen,
+				 "--disk %s: irq-hold-max '%s' must be 1 to %u",
+				 d->spec, val, CONFIG_MAX_IRQ_HOLD_COUNT);
+			return -EINVAL;
+		}
+		d->irq_hold_max = n;
 	} else {
 		snprintf(err, errlen, "--disk %s: unknown key '%s'", d->spec,
 			 key);
@@ -301,6 +323,8 @@ static int disk_vhost_check(const struct disk_config *d, char *err,
 		bad = "defer (signalling is the module's)";
 	else if (d->coalesce_off)
 		bad = "irq-coalesce=off (the module raises the interrupts)";
+	else if (d->irq_hold_us || d->irq_hold_max)
+		bad = "irq-hold-us or irq-hold-max (the module raises the interrupts)";
 	if (!bad)
 		return 0;
 	snprintf(err, errlen, "--disk %s: engine=vhost does not combine with %s; use engine=io_uring for it",
@@ -344,6 +368,18 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 		ret = disk_vhost_check(d, err, errlen);
 	if (!ret && d->snapshot)
 		ret = disk_snapshot_check(d, err, errlen);
+	if (!ret && d->irq_hold_us && d->defer_off) {
+		snprintf(err, errlen,
+			 "--disk %s: irq-hold-us holds a batch's interrupt, and defer=off has no batches; drop one of them",
+			 spec);
+		ret = -EINVAL;
+	}
+	if (!ret && d->irq_hold_max && !d->irq_hold_us) {
+		snprintf(err, errlen,
+			 "--disk %s: irq-hold-max ends a hold early, so it needs irq-hold-us",
+			 spec);
+		ret = -EINVAL;
+	}
 	if (!ret && d->coalesce_off && d->transport != DISK_TRANSPORT_MMIO) {
 		snprintf(err, errlen,
 			 "--disk %s: irq-coalesce=off needs transport=mmio (MSI-X on pci raises one message per notification anyway)",

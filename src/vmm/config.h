@@ -18,6 +18,8 @@
 #define CONFIG_DEFAULT_MEMORY_ARG "512M" /* the same, as --memory spells it */
 #define CONFIG_MIN_MEMORY (16ULL << 20)
 #define CONFIG_MAX_POLL_US 1000u /* --disk poll-us; BLK_POLL_MAX_US */
+#define CONFIG_MAX_IRQ_HOLD_US 10000u /* --disk irq-hold-us; BLK_IRQ_HOLD_MAX_US */
+#define CONFIG_MAX_IRQ_HOLD_COUNT 65535u /* --disk irq-hold-max */
 
 enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };
 enum config_cache { CONFIG_CACHE_NONE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_UNSAFE };
@@ -42,6 +44,8 @@ struct disk_config {
 				  * unacknowledged */
 	bool poll_set;           /* poll-us given; else the default */
 	unsigned int poll_us;    /* 0: no polling */
+	unsigned int irq_hold_us;  /* 0: notifications are not held */
+	unsigned int irq_hold_max; /* 0: the queue size */
 	enum config_engine engine;
 	bool defer_set;          /* defer= given */
 };

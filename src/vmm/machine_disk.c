@@ -18,6 +18,8 @@
 
 #define DEFAULT_QUEUE_SIZE 256
 
+_Static_assert(CONFIG_MAX_IRQ_HOLD_US == BLK_IRQ_HOLD_MAX_US,
+	       "--disk irq-hold-us takes what the device takes");
 _Static_assert(CONFIG_MAX_POLL_US == BLK_POLL_MAX_US,
 	       "--disk poll-us takes what the device takes");
 
@@ -137,7 +139,9 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 	const struct disk_config *dc = &m->cfg->disks[i];
 	struct machine_disk *md = &m->disks[i];
 	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial,
-				 .defer_off = dc->defer_off };
+				 .defer_off = dc->defer_off,
+				 .irq_hold_us = dc->irq_hold_us,
+				 .irq_hold_max = dc->irq_hold_max };
 	char name[8];
 	int ret;
 

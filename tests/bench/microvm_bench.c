@@ -113,6 +113,7 @@ static struct {
 	bool event_idx;
 	bool seccomp;
 	unsigned int poll_us; /* blk_config.poll_us of every row */
+	unsigned int irq_hold_us; /* blk_config.irq_hold_us of deferral on */
 } opt = {
 	.poll_us = BLK_POLL_DEFAULT_US,
 	.ms = 2000,
@@ -135,6 +136,7 @@ static const char usage[] =
 "                     [--direct-dir DIR] [--csv FILE] [--no-event-idx]\n"
 "                     [--disks LIST] [--rw LIST] [--repeat N]\n"
 "                     [--seccomp on|off] [--poll-us N]\n"
+"                     [--irq-hold-us N]\n"
 "  --quick        smoke run: 100 ms per scenario, 16 MiB files\n"
 "  --ms N         milliseconds per scenario (default 2000)\n"
 "  --size MiB     size of each test file (default 256)\n"
@@ -149,7 +151,9 @@ static const char usage[] =
 "  --no-event-idx negotiate without VIRTIO_F_EVENT_IDX\n"
 "  --seccomp off  leave the I/O threads unconfined (profilers)\n"
 "  --poll-us N    the queue threads' polling window, as the disk key\n"
-"                 poll-us (0-1000, 0: off; default as microvm's)\n";
+"                 poll-us (0-1000, 0: off; default as microvm's)\n"
+"  --irq-hold-us N  the rows with deferral on hold a batch's interrupt up\n"
+"                 to N us, as the disk key irq-hold-us (0-10000; default 0)\n";
 
 static int parse_list(const char *s, unsigned int *out, unsigned int *n,
 		      unsigned int max)
@@ -189,6 +193,7 @@ static void parse_args(int argc, char **argv)
 		{ "no-event-idx", no_argument, NULL, 'e' },
 		{ "seccomp", required_argument, NULL, 'S' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "irq-hold-us", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -265,6 +270,13 @@ static void parse_args(int argc, char **argv)
 			    v > BLK_POLL_MAX_US)
 				goto bad;
 			opt.poll_us = (unsigned int)v;
+			break;
+		case 'H':
+			v = strtoul(optarg, &end, 10);
+			if (*end || *optarg < '0' || *optarg > '9' ||
+			    v > BLK_IRQ_HOLD_MAX_US)
+				goto bad;
+			opt.irq_hold_us = (unsigned int)v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -406,6 +418,7 @@ static int run_device(struct backing *bk, const struct workload *w,
 		.queue_size = BDRV_QSZ,
 		.defer_off = kn->defer_off,
 		.poll_us = opt.poll_us,
+		.irq_hold_us = kn->defer_off ? 0 : opt.irq_hold_us,
 	};
 	pthread_t th[MAX_QUEUES];
 	struct virtio_dev vdev;
@@ -867,11 +880,12 @@ int main(int argc, char **argv)
 		 opt.direct_dir);
 	printf("microvm-bench: %u ms per scenario, %llu MiB files, "
 	       "%ld CPUs online, load average %.2f, event_idx %s, "
-	       "seccomp %s, poll-us %u, I/O thread cpu_us per request\n",
+	       "seccomp %s, poll-us %u, irq-hold-us %u, I/O thread cpu_us "
+	       "per request\n",
 	       opt.ms, (unsigned long long)(opt.size >> 20),
 	       sysconf(_SC_NPROCESSORS_ONLN), loadavg(),
 	       opt.event_idx ? "on" : "off", opt.seccomp ? "on" : "off",
-	       opt.poll_us);
+	       opt.poll_us, opt.irq_hold_us);
 	print_header();
 	for (b = 0; b < 2; b++) {
 		struct backing *bk = &bks[b];

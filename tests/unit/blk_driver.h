@@ -55,6 +55,8 @@ static uint8_t *ram;
 static struct guest_mem gm;
 static enum disk_engine engine;
 static uint32_t dev_poll_us; /* blk_config.poll_us of dev_open() */
+/* blk_config.irq_hold_us and irq_hold_max of dev_open(). */
+static uint32_t dev_irq_hold_us, dev_irq_hold_max;
 
 /* ---- fake transport ---- */
 
@@ -311,6 +313,8 @@ static inline int dev_open(bool readonly, unsigned int nq, const char *serial)
 		.queue_size = QSZ,
 		.defer_off = dev_defer_off,
 		.poll_us = dev_poll_us,
+		.irq_hold_us = dev_irq_hold_us,
+		.irq_hold_max = dev_irq_hold_max,
 	};
 	char err[256];
 	unsigned int i;

@@ -146,6 +146,26 @@ static void test_disk_ok(void)
 				sizeof(err)), 0);
 	CHECK(!d.coalesce_off);
 	free(d.path);
+
+	/* irq-hold-us: off by default; irq-hold-max only beside it. */
+	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
+	CHECK_EQ(d.irq_hold_us, 0);
+	CHECK_EQ(d.irq_hold_max, 0);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,irq-hold-us=10000,irq-hold-max=65535,"
+				"transport=mmio", &d, err, sizeof(err)), 0);
+	CHECK_EQ(d.irq_hold_us, 10000);
+	CHECK_EQ(d.irq_hold_max, 65535);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,irq-hold-max=8,irq-hold-us=50", &d,
+				err, sizeof(err)), 0);
+	CHECK_EQ(d.irq_hold_us, 50);
+	CHECK_EQ(d.irq_hold_max, 8);
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,irq-hold-us=0,defer=off", &d, err,
+				sizeof(err)), 0);
+	CHECK(d.defer_off);
+	free(d.path);
 }
 
 struct disk_bad_row {
@@ -195,6 +215,19 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	  "engine=vhost does not combine with defer" },
 	{ "a.img,engine=vhost,transport=mmio,irq-coalesce=off",
 	  "engine=vhost does not combine with irq-coalesce=off" },
+	/* irq-hold-us and irq-hold-max: ranges, and what they need. */
+	{ "a.img,irq-hold-us=10001", "irq-hold-us '10001' must be 0 to 10000" },
+	{ "a.img,irq-hold-us=-5", "irq-hold-us '-5' must be 0 to 10000" },
+	{ "a.img,irq-hold-us=50us", "irq-hold-us '50us' must be 0 to 10000" },
+	{ "a.img,irq-hold-us=50,irq-hold-max=0",
+	  "irq-hold-max '0' must be 1 to 65535" },
+	{ "a.img,irq-hold-us=50,irq-hold-max=65536",
+	  "irq-hold-max '65536' must be 1 to 65535" },
+	{ "a.img,irq-hold-max=8", "irq-hold-max ends a hold early, so it needs irq-hold-us" },
+	{ "a.img,irq-hold-us=50,defer=off",
+	  "irq-hold-us holds a batch's interrupt, and defer=off has no batches" },
+	{ "a.img,engine=vhost,irq-hold-us=50",
+	  "engine=vhost does not combine with irq-hold-us" },
 };
 
 static void test_disk_bad(void)

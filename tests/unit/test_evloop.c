@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "test.h"
+
+#include <time.h>
 #include "util/evloop.h"
 
 static void test_evfd(void)
@@ -87,10 +89,46 @@ static void test_epoll(void)
 	close(ep);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Nanosecond timeouts: the wait lasts at least the timeout, and a ready
+ * fd ends it at once with its tag. */
+static void test_wait_ns(void)
+{
+	uint64_t tags[2], t0, took;
+	int ep = evloop_new(), a = evfd_new();
+
+	CHECK(ep >= 0 && a >= 0);
+	CHECK_EQ(evloop_add(ep, a, 42), 0);
+	CHECK_EQ(evloop_wait_ns(ep, tags, 2, 0), 0);
+	t0 = mono_ns();
+	CHECK_EQ(evloop_wait_ns(ep, tags, 2, 1500000), 0); /* 1.5 ms */
+	took = mono_ns() - t0;
+	printf("a 1.5 ms wait took %llu us\n",
+	       (unsigned long long)(took / 1000));
+	CHECK(took >= 1500000);
+	evfd_signal(a);
+	t0 = mono_ns();
+	CHECK_EQ(evloop_wait_ns(ep, tags, 2, 5000000000), 1);
+	CHECK(mono_ns() - t0 < 4000000000u);
+	CHECK_EQ(tags[0], 42);
+	CHECK_EQ(evloop_wait_ns(ep, tags, 2, -1), 1); /* still ready */
+	CHECK_EQ(evloop_wait_ns(ep, tags, 0, 0), -EINVAL);
+	close(a);
+	close(ep);
+}
+
 int main(void)
 {
 	test_evfd();
 	test_evfd_saturated();
 	test_epoll();
+	test_wait_ns();
 	return test_done();
 }

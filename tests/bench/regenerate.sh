@@ -8,6 +8,10 @@
 #      untraced: the trace changes its counts) side by side in one L1
 #      (guest-fio.sh);
 #   3. boot time and VMM memory overhead against QEMU (boot-vs-qemu.sh);
+#   3b. interrupt holding: microvm with irq-hold-us=1000 beside microvm
+#      and untraced QEMU in one 1-vCPU L1, mmio with 2 queues, the disk's
+#      interrupt on CPU 0 and fio on CPU 1 in every guest; and the device
+#      path with a 50 us hold (section 2, "holding the interrupt");
 #   4. engine=vhost against engine=io_uring in one 1-vCPU L1 (guest-fio.sh
 #      with the vhost-blk module built for L1's kernel; section 5), the
 #      module's polling off (its default) and at 32 us;
@@ -20,7 +24,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,boot,vhost   leave parts out (their old files stay)
+#   --skip device,guest,hold,boot,vhost   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -86,6 +90,26 @@ if want guest; then
 	"$root/tests/bench/guest-fio.sh" "$@" \
 		--vmms "microvm+poll-us=0 microvm qemu qemu-notrace" \
 		--raw "$out/guest-fio.raw" >"$out/guest-fio.txt"
+fi
+
+if want hold; then
+	log "interrupt holding (guest-fio.sh, microvm-bench --irq-hold-us)"
+	if $quick; then
+		set -- --repeat 1 --runtime 2
+	else
+		set -- --repeat 2 --runtime 8
+	fi
+	MICROVM_E2E_L1_CPUS=1 MICROVM_BENCH_FIO_CPU=away MICROVM_BENCH_IRQ_CPU=0 \
+		"$root/tests/bench/guest-fio.sh" "$@" --plan "mmio:2" \
+		--vmms "microvm microvm+irq-hold-us=1000 qemu-notrace" \
+		--raw "$out/guest-fio-hold.raw" >"$out/guest-fio-hold.txt"
+	cd "$root/build"
+	for h in 0 50; do
+		./microvm-bench $($quick && echo --quick || echo --repeat 3 --ms 500) \
+			--disks direct,shm --rw randread --qd 1,64 --queues 1 \
+			--irq-hold-us "$h" >"$out/device-hold-$h.txt"
+	done
+	cd "$root"
 fi
 
 if want boot; then

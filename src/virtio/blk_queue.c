@@ -455,7 +455,7 @@ static void *bq_thread(void *arg)
 	/* Buffers may have been added before this thread listened. */
 	bq_round(bq, true, false);
 	while (!bq->stopping || bq->nr_free < bq->size) {
-		timeout = bq_hold_due(bq);
+		bq_hold_due(bq);
 		/* About to sleep: poll a while first (blk_poll.c). */
 		found = bq->more && !bq->stopping ? 0 : blk_poll_run(bq);
 		if (found == BLK_POLL_HOLD)
@@ -467,10 +467,7 @@ static void *bq_thread(void *arg)
 		}
 		/* More on the ring: only look at the fds, then go on. A held
 		 * notification bounds the sleep. */
-		if (bq->more && !bq->stopping)
-			timeout = 0;
-		else if (timeout >= 0)
-			timeout = bq_hold_due(bq);
+		timeout = bq->more && !bq->stopping ? 0 : bq_hold_due(bq);
 		n = evloop_wait_ns(bq->epfd, tags, BQ_TAG_COUNT, timeout);
 		/* The hold's deadline, not the guest or the disk, ended the
 		 * sleep: the loop's start releases it; polling learns

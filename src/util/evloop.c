@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -102,8 +102,8 @@ struct blk_config {
 				  * BLK_POLL_MAX_US; 0: off */
 	uint32_t irq_hold_us;    /* longest hold of a notification, 0 ..
 				  * BLK_IRQ_HOLD_MAX_US; 0: off */
-	uint32_t irq_hold_max;   /* completions that end a hold early, 1 ..
-				  * queue_size; 0: queue_size */
+	uint32_t irq_hold_max;   /* completions that end a hold early;
+				  * 0: queue_size */
 	enum blk_engine engine;
 	/* BLK_ENGINE_VHOST: the system calls on /dev/vhost-blk; NULL: the
 	 * real ones (blk_vhost_sys_host), a fake in tests. */

@@ -41,6 +41,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -136,13 +137,23 @@ struct vhost_blk {
 
 /* ---- completion ---- */
 
-/* Any context (a bio's end_io included): hand the request to its worker. */
+/*
+ * Any context (a bio's end_io included): hand the request to its worker.
+ * Once the entry is on the list the worker may reap it, find itself idle
+ * and return, and vhost_blk_stop() free the worker and queue this wakeup
+ * still uses: the read-side section keeps them alive until the wakeup is
+ * done, and vhost_blk_stop() waits for it (synchronize_rcu()) before it
+ * clears or frees anything. Every request has passed its llist_add() by
+ * the time its worker returns, so no section can begin after that wait.
+ */
 static void vhost_blk_queue_done(struct vhost_blk_req *r)
 {
 	struct vhost_blk_queue *q = r->q;
 
+	rcu_read_lock();
 	llist_add(&r->node, &q->done);
 	wake_up(&q->w->wait);
+	rcu_read_unlock();
 }
 
 static void vhost_blk_ki_complete(struct kiocb *iocb, long ret)
@@ -823,6 +834,9 @@ static void vhost_blk_stop(struct vhost_blk *b)
 	/* Each worker pushes what it has in flight before it returns. */
 	for (i = 0; i < b->nw; i++)
 		kthread_stop(b->workers[i].task);
+	/* A completion may still be inside vhost_blk_queue_done()'s
+	 * wakeup of a worker that has returned: wait it out. */
+	synchronize_rcu();
 	for (i = 0; i < b->nq; i++) {
 		struct vhost_blk_queue *q = &b->q[i];
 

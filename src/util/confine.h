@@ -57,9 +57,9 @@ const char *confine_mode_name(enum confine_mode mode);
  */
 int confine_prepare(enum confine_mode mode, char *err, size_t errlen);
 
-/* Descriptors a queue opens when it starts (blk_queue_start: completion
- * and stop eventfds, epoll set, io_uring). */
-#define CONFINE_FDS_PER_QUEUE 4
+/* Descriptors a queue opens when it starts (blk_queue_start: stop
+ * eventfd, epoll set; its ring and completion eventfd exist already). */
+#define CONFINE_FDS_PER_QUEUE 2
 /* Room left for everything else opened after setup (sanitizer reports). */
 #define CONFINE_FDS_SLACK 64
 

@@ -92,9 +92,10 @@ static const struct confine_rule base_rules[] = {
  * joins the vCPUs; the terminal back to how it was (termios ioctls);
  * vCPU state after --timeout or a crash with --verbose (registers; on
  * x86 also run state, timer MSRs and LAPIC); teardown: each device
- * reset stops its queue threads (join, io_uring_enter to wait out the ring, and
- * IORING_UNREGISTER_FILES, the one register call a ring still allows),
- * ioeventfds and irqfds are taken down, rings unmapped, fds closed.
+ * reset stops its queue threads (join, io_uring_enter to wait out the
+ * ring), each device's rings are closed (IORING_UNREGISTER_FILES, the
+ * one register call a ring allows), ioeventfds and irqfds are taken
+ * down, rings unmapped, fds closed.
  */
 static const struct confine_rule control_rules[] = {
 	ALLOW(poll),
@@ -127,11 +128,15 @@ static const unsigned long control_ioctls[] = {
  * vCPU thread: KVM_RUN; interrupts (KVM_IRQ_LINE for the UART and
  * i8042, MSI routes when the driver programs MSI-X); ioeventfds moved
  * with a PCI BAR. A register write that sets DRIVER_OK starts the queue
- * threads (blk_queue_start): eventfds, an epoll set and an io_uring
- * (setup, register: restrictions, eventfd, files, enable) per queue,
+ * threads (blk_queue_start): a stop eventfd and an epoll set per queue,
  * then the thread (clone with thread flags only, and what a new thread
  * does before its own filter: set_robust_list, rseq, naming itself,
- * seccomp). A reset stops them again (close, io_uring_enter). Plus
+ * seccomp). A reset stops them again (close; io_uring_enter to wait out
+ * the ring). No io_uring_setup and no io_uring_register: every ring a
+ * queue will ever use was made and restricted at device creation
+ * (blk_queue_open), before the first filter, and a reset drains it for
+ * the next run (disk_queue_reset); a new ring would carry no
+ * restriction and open, connect or unlink what no filter sees. Plus
  * every call of the I/O list (see confine.c: inherited).
  */
 static const struct confine_rule vcpu_rules[] = {
@@ -139,8 +144,6 @@ static const struct confine_rule vcpu_rules[] = {
 	ALLOW(eventfd2),
 	ALLOW(epoll_create1),
 	ALLOW(epoll_ctl),
-	ALLOW(io_uring_setup),
-	ALLOW(io_uring_register),
 	ALLOW(io_uring_enter),
 	ALLOW_EQ(clone, 0, CONFINE_THREAD_CLONE_FLAGS),
 	ALLOW(set_robust_list),

@@ -345,6 +345,8 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 						      &blk_backend_threads;
 	b->vhost_sys = cfg->vhost_sys;
 	b->defer_off = cfg->defer_off;
+	b->num_queues = cfg->num_queues;
+	b->queue_size = (uint16_t)cfg->queue_size;
 	b->poll_max_ns = (uint64_t)cfg->poll_us * 1000;
 	b->hold_ns = (uint64_t)cfg->irq_hold_us * 1000;
 	b->hold_max = cfg->irq_hold_max ? cfg->irq_hold_max : cfg->queue_size;

@@ -24,6 +24,32 @@ static uint64_t threads_features(struct blk_dev *b, uint64_t offered)
 	return offered;
 }
 
+static void threads_close(struct blk_dev *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->num_queues; i++)
+		blk_queue_close(&b->queues[i]);
+}
+
+/* Every queue's ring now, before confinement; each start reuses it. */
+static int threads_open(struct blk_dev *b)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < b->num_queues; i++) {
+		ret = blk_queue_open(&b->queues[i], b->queue_size);
+		if (ret) {
+			log_error("%s: cannot open disk queue %u: %s",
+				  b->vhost.name, i, strerror(-ret));
+			threads_close(b);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static void threads_stop(struct blk_dev *b, struct blk_backend_start *s)
 {
 	unsigned int i;
@@ -55,6 +81,8 @@ static int threads_start(struct blk_dev *b, struct blk_backend_start *s)
 
 const struct blk_backend_ops blk_backend_threads = {
 	.name = "io_uring",
+	.open = threads_open,
+	.close = threads_close,
 	.features = threads_features,
 	.start = threads_start,
 	.stop = threads_stop,

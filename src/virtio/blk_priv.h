@@ -90,17 +90,38 @@ struct blk_dev {
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
 	bool defer_off;            /* blk_config.defer_off */
 	uint8_t config[BLK_CONFIG_BYTES];
+	unsigned int num_queues;   /* blk_config.num_queues */
+	uint16_t queue_size;       /* blk_config.queue_size: the largest */
 	struct log_ratelimit rl; /* start failures, under vdev->lock */
 	struct blk_queue queues[VIRTIO_MAX_QUEUES];
 };
+
+/**
+ * blk_queue_open() - make the disk queue (for the io_uring engine: the
+ * ring, restricted to the opcodes used on the disk's files) that every
+ * run of @bq uses, so that no ring is made once the threads are confined
+ * (util/confine.c: no class may call io_uring_setup).
+ * @bq: queue state, never started
+ * @max_size: the largest queue size the driver may choose
+ * Return: 0 or -errno. Context: device creation, before confinement.
+ */
+int blk_queue_open(struct blk_queue *bq, uint16_t max_size);
+
+/**
+ * blk_queue_close() - free what blk_queue_open() made.
+ * @bq: queue state, not running (or never opened)
+ * Context: device teardown.
+ */
+void blk_queue_close(struct blk_queue *bq);
 
 /**
  * blk_queue_start() - start the I/O thread of @q.
  * @bq: queue state, not running
  * @q: enabled queue whose virtq has been started
  *
- * Allocates the request slots (one per ring entry), opens a disk queue of
- * the same depth and starts the thread "<name>-q<index>".
+ * Allocates the request slots (one per ring entry), resets the disk queue
+ * from blk_queue_open() to the same depth and starts the thread
+ * "<name>-q<index>".
  * Return: 0 or -errno (nothing left running). Context: the thread handling
  * DRIVER_OK, vdev->lock held.
  */

@@ -512,8 +512,12 @@ static void *bq_thread(void *arg)
 
 static void bq_free(struct blk_queue *bq)
 {
-	disk_queue_close(bq->dq);
-	bq->dq = NULL;
+	/* Before the slots go: the kernel may still hold requests. The
+	 * disk queue and its ring stay for the next start. */
+	if (bq->dq && disk_queue_reset(bq->dq, bq->size)) {
+		disk_queue_close(bq->dq);
+		bq->dq = NULL;
+	}
 	if (bq->epfd >= 0)
 		close(bq->epfd);
 	if (bq->stop_fd >= 0)
@@ -551,7 +555,6 @@ static int bq_alloc(struct blk_queue *bq, uint16_t size)
 
 static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 {
-	struct disk *d = bq->b->disk;
 	int ret;
 
 	bq->q = q;
@@ -566,7 +569,10 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	ret = bq_alloc(bq, q->size);
 	if (ret)
 		return ret;
-	ret = disk_queue_open(d, q->size, &bq->dq);
+	/* The ring was made at device creation (blk_queue_open()). */
+	if (!bq->dq)
+		return -EIO;
+	ret = disk_queue_reset(bq->dq, q->size);
 	if (ret)
 		return ret;
 	bq->stop_fd = evfd_new();
@@ -581,6 +587,18 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	if (!ret)
 		ret = evloop_add(bq->epfd, bq->stop_fd, BQ_TAG_STOP);
 	return ret;
+}
+
+int blk_queue_open(struct blk_queue *bq, uint16_t max_size)
+{
+	return disk_queue_open(bq->b->disk, max_size, &bq->dq);
+}
+
+void blk_queue_close(struct blk_queue *bq)
+{
+	assert(!bq->running);
+	disk_queue_close(bq->dq);
+	bq->dq = NULL;
 }
 
 int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)

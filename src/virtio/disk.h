@@ -286,6 +286,21 @@ int disk_queue_open(struct disk *d, unsigned int depth,
 void disk_queue_close(struct disk_queue *q);
 
 /**
+ * disk_queue_reset() - make @q as it was when opened, for another run:
+ * wait for the kernel to finish every request in flight (no callback runs
+ * for them, as in disk_queue_close()), forget the finished ones and any
+ * wakeup owed, and take at most @depth requests from now on. The engine's
+ * kernel objects (an io_uring, made and restricted at open) are kept, so
+ * a queue that runs again after a device reset needs no new ring.
+ * @q: queue.
+ * @depth: 1 to the depth @q was opened with.
+ * Return: 0, -EINVAL for a deeper @depth, or -errno when the kernel could
+ * not be waited for (@q is unusable then: close it).
+ * Context: the queue's thread, or any thread after it stopped.
+ */
+int disk_queue_reset(struct disk_queue *q, unsigned int depth);
+
+/**
  * disk_queue_submit() - queue one request.
  * @q: queue.
  * @r: request; owned by the queue until its completion callback.

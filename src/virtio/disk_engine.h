@@ -26,6 +26,7 @@ struct disk_bounce {
 struct disk_queue {
 	struct disk *disk;
 	unsigned int depth;
+	unsigned int max_depth;      /* what it was opened with */
 	unsigned int inflight;       /* accepted, callback not yet made */
 	int efd;                     /* completion eventfd */
 	struct disk_req *done_head;  /* finished, waiting for the reap */
@@ -72,6 +73,11 @@ struct disk_engine_ops {
 			  struct disk_queue **out);
 	/* Wait for the kernel, disk_req_abandon() what it returns, free. */
 	void (*queue_close)(struct disk_queue *q);
+	/* Wait for the kernel and disk_req_abandon() what it returns, as
+	 * queue_close does, but keep the queue for another run. 0 or
+	 * -errno (the queue is unusable; close it). NULL: nothing is ever
+	 * left in the kernel. */
+	int (*queue_drain)(struct disk_queue *q);
 	/* Issue (or queue) @kc for @r; finish @r through the done list. */
 	void (*submit)(struct disk_queue *q, struct disk_req *r,
 		       const struct disk_kcall *kc);

@@ -30,7 +30,7 @@ int disk_queue_open(struct disk *d, unsigned int depth,
 		return ret;
 	}
 	q->disk = d;
-	q->depth = depth;
+	q->depth = q->max_depth = depth;
 	q->inflight = 0;
 	q->efd = efd;
 	q->done_head = NULL;
@@ -61,6 +61,30 @@ void disk_queue_close(struct disk_queue *q)
 	q->disk->ops->queue_close(q);
 	disk_bounce_fini(&bounce);
 	close(efd);
+}
+
+int disk_queue_reset(struct disk_queue *q, unsigned int depth)
+{
+	uint64_t cnt;
+	int ret;
+
+	if (!depth || depth > q->max_depth)
+		return -EINVAL;
+	ret = q->disk->ops->queue_drain ? q->disk->ops->queue_drain(q) : 0;
+	if (ret)
+		return ret;
+	/* Finished requests hold no buffers: dropping the list is enough. */
+	q->done_head = NULL;
+	q->done_tail = &q->done_head;
+	q->inflight = 0;
+	q->signal_owed = false;
+	/* No wakeup of the old run is left for the next. */
+	if (read(q->efd, &cnt, sizeof(cnt)) < 0)
+		assert(errno == EAGAIN || errno == EINTR);
+	/* Every bounce buffer is free again (disk_req_abandon()). */
+	assert(q->bounce.nfree == (q->bounce.mem ? DISK_BOUNCE_SLOTS : 0));
+	q->depth = depth;
+	return 0;
 }
 
 void disk_queue_signal(struct disk_queue *q)

@@ -302,14 +302,20 @@ static bool uring_ready(struct disk_queue *q)
 	return io_uring_cq_ready(&to_uq(q)->ring) > 0;
 }
 
-static void uring_queue_close(struct disk_queue *q)
+/*
+ * Wait out every request the kernel holds (abandoned, no callback) and
+ * leave the ring empty for the next run: no SQE queued, no CQE left.
+ */
+static int uring_queue_drain(struct disk_queue *q)
 {
 	struct uring_queue *uq = to_uq(q);
 	struct io_uring_cqe *cqe;
-	int ret;
+	int ret = 0;
 
 	if (uq->queued)
 		uring_submit_enter(uq);
+	uq->queued = 0;
+	uq->enter_at = 1;
 	while (uq->in_kernel) {
 		ret = io_uring_wait_cqe(&uq->ring, &cqe);
 		if (ret == -EINTR)
@@ -317,12 +323,22 @@ static void uring_queue_close(struct disk_queue *q)
 		if (ret) {
 			log_error("disk %s: io_uring wait at close: %d",
 				  q->disk->path, ret);
-			break;
+			return ret;
 		}
 		disk_req_abandon(io_uring_cqe_get_data(cqe));
 		io_uring_cqe_seen(&uq->ring, cqe);
 		uq->in_kernel--;
 	}
+	/* Every CQE belongs to a request counted above: none is left. */
+	assert(!io_uring_cq_ready(&uq->ring));
+	return 0;
+}
+
+static void uring_queue_close(struct disk_queue *q)
+{
+	struct uring_queue *uq = to_uq(q);
+
+	uring_queue_drain(q);
 	io_uring_unregister_files(&uq->ring);
 	io_uring_queue_exit(&uq->ring);
 	free(uq);
@@ -332,6 +348,7 @@ const struct disk_engine_ops disk_uring_ops = {
 	.name = "uring",
 	.queue_open = uring_queue_open,
 	.queue_close = uring_queue_close,
+	.queue_drain = uring_queue_drain,
 	.submit = uring_submit,
 	.flush = uring_flush,
 	.reap = uring_reap,

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <sys/uio.h>
@@ -174,6 +176,30 @@ static int call_pwritev(void)
 	return pwritev(-1, &v, 1, 0) < 0 && errno == EBADF ? 0 : -1;
 }
 
+/* A new ring would carry no restriction: no class may make one. */
+static int call_uring_setup(void)
+{
+	struct io_uring_params p = { 0 };
+	int fd = (int)syscall(__NR_io_uring_setup, 4, &p);
+
+	return fd < 0 ? -1 : close(fd);
+}
+
+/* Main's one register call, at teardown; the kernel finds no ring. */
+static int call_uring_unregister_files(void)
+{
+	return syscall(__NR_io_uring_register, spare_fd,
+		       IORING_UNREGISTER_FILES, NULL, 0) < 0 ? 0 : -1;
+}
+
+static int call_uring_register_files(void)
+{
+	int fd = spare_fd;
+
+	return syscall(__NR_io_uring_register, spare_fd,
+		       IORING_REGISTER_FILES, &fd, 1) < 0 ? 0 : -1;
+}
+
 static int call_tcgets(void)
 {
 	return call_ioctl(TCGETS);
@@ -270,6 +296,25 @@ static const struct row rows[] = {
 	{ .what = "sigaction SIGSYS", .cls = CONFINE_VCPU,
 	  .call = call_sigaction_sigsys, .syscall = "rt_sigaction",
 	  .sanitizer_varies = true },
+	/* Every ring exists before the filters (blk_queue_open()). */
+	FORBIDDEN("io_uring_setup", CONFINE_MAIN, call_uring_setup,
+		  "io_uring_setup"),
+	FORBIDDEN("io_uring_setup", CONFINE_VCPU, call_uring_setup,
+		  "io_uring_setup"),
+	FORBIDDEN("io_uring_setup", CONFINE_IO, call_uring_setup,
+		  "io_uring_setup"),
+	FORBIDDEN("io_uring_setup", CONFINE_CONSOLE, call_uring_setup,
+		  "io_uring_setup"),
+	ALLOWED("io_uring unregister files", CONFINE_MAIN,
+		call_uring_unregister_files),
+	FORBIDDEN("io_uring register files", CONFINE_MAIN,
+		  call_uring_register_files, "io_uring_register"),
+	FORBIDDEN("io_uring unregister files", CONFINE_VCPU,
+		  call_uring_unregister_files, "io_uring_register"),
+	FORBIDDEN("io_uring register files", CONFINE_VCPU,
+		  call_uring_register_files, "io_uring_register"),
+	FORBIDDEN("io_uring register files", CONFINE_IO,
+		  call_uring_register_files, "io_uring_register"),
 	/* ioctl by request number, per class. */
 	ALLOWED("KVM_RUN", CONFINE_VCPU, call_kvm_run),
 	FORBIDDEN("KVM_RUN", CONFINE_IO, call_kvm_run, "ioctl"),

@@ -34,9 +34,22 @@ set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
 	e2e-arm64.l1_kvm e2e-arm64.boot_cpus1 e2e-arm64.boot_cpus2
 	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci e2e-arm64.reset)
 
+# Every test also gets its own name (MICROVM_TEST_NAME) and the file that
+# counts retries (MICROVM_RETRY_LOG): a script that boots again after an
+# emulator failure appends a line there (tests/e2e/lib.sh,
+# e2e_count_retry) and tests/run-all.sh prints them in its summary.
+set(MICROVM_RETRY_LOG ${CMAKE_BINARY_DIR}/retries.log)
+
 function(test_lanes)
 	get_property(tests DIRECTORY PROPERTY TESTS)
 	foreach(t ${tests})
+		get_test_property(${t} ENVIRONMENT env)
+		if(NOT env)
+			set(env)
+		endif()
+		list(APPEND env MICROVM_TEST_NAME=${t}
+			MICROVM_RETRY_LOG=${MICROVM_RETRY_LOG})
+		set_tests_properties(${t} PROPERTIES ENVIRONMENT "${env}")
 		get_test_property(${t} RESOURCE_LOCK locks)
 		if(t IN_LIST MICROVM_EXCLUSIVE_TESTS)
 			set_tests_properties(${t} PROPERTIES

@@ -176,12 +176,13 @@ for run in "${runs[@]}"; do
 			>"$tmp/console.raw" 2>"$tmp/stderr"
 		rc=$?
 		# Booted again once, and only for a failure of the emulated
-		# machines (lib.sh): L1 died or fell silent, or microvm's vCPU
-		# dump after --timeout shows KVM itself lost a wakeup.
+		# machines, on lib.sh's evidence: L1 died or fell silent, L1's
+		# kernel reported a lockup or stall, or microvm's vCPU dump
+		# after --timeout shows KVM itself lost a wakeup.
 		[ $try -eq 1 ] && e2e_emulator_failure "$tmp/stderr" $rc || break
 		tail -n 20 "$tmp/stderr"
 		where_vcpus "$tmp/stderr"
-		echo "boot-test: RETRY $run: nested-mode emulator failure (status $rc); booting again"
+		e2e_count_retry boot-test "$run: nested-mode emulator failure (status $rc); booting again"
 	done
 	tr -d '\r' <"$tmp/console.raw" >"$tmp/console"
 	grep -a 'KCHECK:' "$tmp/console"

@@ -89,6 +89,7 @@ run_guest()
 {
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" "${mode_args[@]}" \
 		--artifacts "$art" --timeout 500 --disk-file "$work/root.raw" \
+		--file "$E2E_DIR/lost-wakeup.awk" \
 		-- /bin/sh "$E2E_DIR/firmware-l1.sh" "$microvm" "$kernel" \
 		"$work/root.raw" "$transport" "$token" >out.log 2>err.log
 	status=$?
@@ -119,8 +120,9 @@ grep -q '^FW-CHECK: FAIL' out.txt && fails=$((fails + 1))
 grep -q '^FW-PANIC: ok' out.txt && pass "panic boot: pvpanic line and a kernel panic on the console" ||
 	fail "panic boot: $(grep '^FW-PANIC:' out.txt | tail -n 1)"
 grep -q 'Kernel panic' out.txt && fail "a guest kernel panicked outside the panic boot"
-grep -q '^FW-RUN-RETRY' out.txt &&
-	echo "firmware-test: RETRY: $(grep -c '^FW-RUN-RETRY' out.txt) boot(s) in L1 again"
+grep '^FW-RUN-RETRY: ' out.txt | while read -r line; do
+	e2e_count_retry firmware-test "boot in L1 again: ${line#FW-RUN-RETRY: }"
+done
 
 e2fsck -fn root.raw >fsck.log 2>&1 && pass "e2fsck -fn: image clean after both boots" ||
 	{ sed 's/^/  fsck: /' fsck.log; fail "e2fsck -fn root.raw"; }

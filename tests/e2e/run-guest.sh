@@ -371,6 +371,11 @@ run_nested()
 	fi
 	rc=$?
 	tr -d '\r' <"$work/l1.log" >"$work/l1.txt"
+	# L1's kernel locking up or stalling (its console shows errors only):
+	# the evidence e2e_emulator_failure (lib.sh) needs to blame the
+	# emulator for an L2 triple fault or --timeout.
+	grep -aE 'soft lockup|hard LOCKUP|rcu: INFO: .*stall|rcu_(sched|preempt) (self-)?detected stall' \
+		"$work/l1.txt" | head -n 5 | sed 's/^/run-guest: L1 kernel: /' >&2
 	if grep -q '^E2E-L1-ERROR: ' "$work/l1.txt"; then
 		echo "run-guest: L1 log:" >&2
 		cat "$work/l1.txt" >&2

@@ -123,7 +123,7 @@ run_guest()
 	cat stderr
 }
 
-e2e_boot snapshot-test stderr guest-faults
+e2e_boot snapshot-test stderr
 [ "$status" -ne 77 ] || exit 77
 tr -d '\r' <console >console.txt
 

@@ -27,6 +27,11 @@ function(e2e_add name mode)
 	endif()
 endfunction()
 
+# The retry rule (lib.sh) on made-up harness output: no guest, no fixture.
+add_test(NAME e2e.harness.retry_rule COMMAND ${E2E_DIR}/retry-rule-test.sh)
+set_tests_properties(e2e.harness.retry_rule PROPERTIES LABELS "e2e;unit"
+	TIMEOUT 60)
+
 # The harness itself, with a tiny KVM guest instead of microvm.
 e2e_add(e2e.harness.direct auto ${E2E_DIR}/harness-test.sh
 	--artifacts ${E2E_ARTIFACTS} --mode direct)

@@ -20,7 +20,15 @@
  * VMM's ring size, never by the guest). Validation and status codes follow
  * microvm's userspace device (src/virtio/virtq.c, blk_req.c): each chain
  * the vhost core accepts is walked again under virtq.c's stricter rules,
- * and misaligned buffers on an O_DIRECT image go through the page cache.
+ * and a misaligned request on an O_DIRECT image goes through the worker's
+ * bounce buffer, VHOST_BLK_BOUNCE_PAGES at a time, as the userspace
+ * engines' bounce chunks do (src/virtio/disk_req.c).
+ *
+ * Credentials and accounting. The workers do all I/O, fallocate and fsync
+ * under the credentials of the task that called SET_BACKEND (as io_uring's
+ * SQPOLL thread does), never kthreadd's: root's reserved blocks, quota
+ * limits and permission checks bind them as they bind the VMM. Every
+ * per-open allocation is charged to the opener's memory cgroup.
  *
  * Polling. With poll_us set, a worker that has nothing left to do
  * busy-polls its queues' avail rings and completion lists, kicks off, for
@@ -31,7 +39,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/bvec.h>
 #include <linux/cgroup.h>
+#include <linux/cred.h>
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -57,6 +67,10 @@
 #define VHOST_BLK_HDR_BYTES 16
 #define VHOST_BLK_DWZ_BYTES 16
 #define VHOST_BLK_FLAGS (VHOST_BLK_F_READONLY | VHOST_BLK_F_NO_FLUSH)
+/* A worker's bounce buffer: 256 KiB with 4 KiB pages, the userspace
+ * engines' DISK_BOUNCE_CHUNK. */
+#define VHOST_BLK_BOUNCE_PAGES 64
+#define VHOST_BLK_BOUNCE_BYTES ((size_t)VHOST_BLK_BOUNCE_PAGES << PAGE_SHIFT)
 
 /*
  * What the rings support (the vhost core's features less dirty logging,
@@ -101,6 +115,13 @@ struct vhost_blk_worker {
 	 * cap) and when the last window ended empty (0: none to judge).
 	 */
 	u64 poll_ns, poll_max_ns, missed_at;
+	/*
+	 * Misaligned requests on an O_DIRECT image, served one at a time
+	 * in the worker: VHOST_BLK_BOUNCE_PAGES pages allocated at start
+	 * (no pages when the image is not O_DIRECT).
+	 */
+	struct bio_vec bounce[VHOST_BLK_BOUNCE_PAGES];
+	bool has_bounce;
 };
 
 struct vhost_blk_queue {
@@ -127,6 +148,7 @@ struct vhost_blk {
 	struct vhost_blk_queue q[VHOST_BLK_MAX_QUEUES];
 	/* Under dev.mutex. */
 	struct file *file;
+	const struct cred *cred; /* the opener's, for the workers */
 	bool serving;
 	bool readonly, no_flush;
 	u64 capacity;
@@ -216,6 +238,14 @@ static bool vhost_blk_in_range(u64 sector, u64 nsect, u64 capacity)
 	return sector <= capacity && nsect <= capacity - sector;
 }
 
+static struct block_device *vhost_blk_bdev(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+
+	return S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
+					inode->i_sb->s_bdev;
+}
+
 /*
  * Whether direct I/O would refuse @len bytes of @it at @pos with -EINVAL:
  * the block layer wants position, length and every segment's address and
@@ -227,12 +257,9 @@ static bool vhost_blk_in_range(u64 sector, u64 nsect, u64 capacity)
 static bool vhost_blk_dio_misaligned(struct file *file, loff_t pos,
 				     size_t len, const struct iov_iter *it)
 {
-	struct inode *inode = file_inode(file);
-	struct block_device *bdev;
+	struct block_device *bdev = vhost_blk_bdev(file);
 	unsigned long mask;
 
-	bdev = S_ISBLK(inode->i_mode) ? I_BDEV(file->f_mapping->host) :
-					inode->i_sb->s_bdev;
 	if (!bdev)
 		return false;
 	mask = (bdev_logical_block_size(bdev) - 1) |
@@ -241,36 +268,107 @@ static bool vhost_blk_dio_misaligned(struct file *file, loff_t pos,
 }
 
 /*
- * A misaligned request on an O_DIRECT image, as the userspace device's
- * bounce does it but with no buffer of the guest's size: the same iterator
- * through the page cache (synchronously, in the worker), a write then
- * written back and waited for, so that it is on the device as the direct
- * write it replaces would be; the range's clean pages are dropped, so the
- * page cache holds no more of the image than direct I/O would leave.
+ * The first @len bytes of @w's bounce buffer to or from the file at @pos,
+ * direct and synchronously (page-aligned memory, @pos and @len aligned to
+ * the logical block size); a short transfer goes on where it stopped.
  */
-static ssize_t vhost_blk_rw_buffered(struct vhost_blk_req *r,
-				     struct file *file, struct iov_iter *it,
-				     bool write)
+static int vhost_blk_bounce_io(struct vhost_blk_worker *w, struct file *file,
+			       loff_t pos, size_t len, bool write)
 {
-	struct address_space *mapping = file->f_mapping;
-	loff_t pos = r->iocb.ki_pos;
-	ssize_t ret;
-	int err;
+	size_t done = 0;
 
-	r->iocb.ki_flags &= ~IOCB_DIRECT;
-	r->iocb.ki_complete = NULL; /* a sync kiocb: never -EIOCBQUEUED */
-	ret = write ? call_write_iter(file, &r->iocb, it) :
-		      call_read_iter(file, &r->iocb, it);
-	if (ret <= 0)
-		return ret;
-	if (write) {
-		err = filemap_write_and_wait_range(mapping, pos, pos + ret - 1);
-		if (err)
-			return err;
+	while (done < len) {
+		struct iov_iter it;
+		struct kiocb k;
+		ssize_t ret;
+
+		init_sync_kiocb(&k, file);
+		k.ki_pos = pos + done;
+		iov_iter_bvec(&it, write ? ITER_SOURCE : ITER_DEST, w->bounce,
+			      VHOST_BLK_BOUNCE_PAGES, len);
+		iov_iter_advance(&it, done);
+		if (write) {
+			k.ki_flags |= IOCB_WRITE;
+			ret = call_write_iter(file, &k, &it);
+		} else {
+			ret = call_read_iter(file, &k, &it);
+		}
+		if (ret < 0)
+			return ret;
+		if (!ret || ret > len - done)
+			return -EIO; /* past the end, as the userspace engine */
+		done += ret;
 	}
-	invalidate_mapping_pages(mapping, pos >> PAGE_SHIFT,
-				 (pos + ret - 1) >> PAGE_SHIFT);
-	return ret;
+	return 0;
+}
+
+/* @n bytes between the bounce buffer at byte @off and @it. */
+static bool vhost_blk_bounce_copy(struct vhost_blk_worker *w, size_t off,
+				  size_t n, struct iov_iter *it, bool to_it)
+{
+	while (n) {
+		struct page *page = w->bounce[off >> PAGE_SHIFT].bv_page;
+		size_t po = offset_in_page(off);
+		size_t m = min_t(size_t, n, PAGE_SIZE - po);
+
+		if ((to_it ? copy_page_to_iter(page, po, m, it) :
+			     copy_page_from_iter(page, po, m, it)) != m)
+			return false;
+		off += m;
+		n -= m;
+	}
+	return true;
+}
+
+/*
+ * A misaligned request on an O_DIRECT image, as the userspace engines'
+ * bounce does it (src/virtio/disk_req.c): the block-aligned span that
+ * covers it, one bounce buffer at a time, each chunk moved by aligned
+ * direct I/O; a chunk the request covers only in part (an edge block when
+ * position or length is not a multiple of the logical block size) is
+ * read first and patched (read-modify-write, not atomic, as there).
+ * Memory: the worker's buffer, whatever the guest's segments; work: a
+ * copy of the request and at most two chunks more, with a reschedule
+ * point per chunk. A stop between chunks ends it with an error.
+ * Return: @it's byte count, or -errno.
+ */
+static ssize_t vhost_blk_rw_bounce(struct vhost_blk_worker *w,
+				   struct file *file, loff_t pos,
+				   struct iov_iter *it, bool write)
+{
+	struct block_device *bdev = vhost_blk_bdev(file);
+	size_t len = iov_iter_count(it);
+	loff_t mask, kpos, end = pos + len, span_end;
+
+	mask = bdev ? bdev_logical_block_size(bdev) - 1 : SECTOR_SIZE - 1;
+	if (!w->has_bounce || mask >= VHOST_BLK_BOUNCE_BYTES)
+		return -EINVAL;
+	kpos = pos & ~mask;
+	span_end = (end + mask) & ~mask;
+	while (kpos < span_end) {
+		size_t klen = min_t(loff_t, span_end - kpos,
+				    VHOST_BLK_BOUNCE_BYTES);
+		loff_t lo = max(kpos, pos), hi = min(kpos + (loff_t)klen, end);
+		int err;
+
+		if (kthread_should_stop())
+			return -EINTR;
+		if (!write || lo != kpos || hi != kpos + klen) {
+			err = vhost_blk_bounce_io(w, file, kpos, klen, false);
+			if (err)
+				return err;
+		}
+		if (!vhost_blk_bounce_copy(w, lo - kpos, hi - lo, it, !write))
+			return -EFAULT;
+		if (write) {
+			err = vhost_blk_bounce_io(w, file, kpos, klen, true);
+			if (err)
+				return err;
+		}
+		kpos += klen;
+		cond_resched();
+	}
+	return len;
 }
 
 static void vhost_blk_rw(struct vhost_blk_queue *q, struct vhost_blk_req *r,
@@ -299,7 +397,8 @@ static void vhost_blk_rw(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 	}
 	if ((r->iocb.ki_flags & IOCB_DIRECT) &&
 	    vhost_blk_dio_misaligned(file, r->iocb.ki_pos, r->len, it))
-		ret = vhost_blk_rw_buffered(r, file, it, write);
+		ret = vhost_blk_rw_bounce(q->w, file, r->iocb.ki_pos, it,
+					  write);
 	else if (write)
 		ret = call_write_iter(file, &r->iocb, it);
 	else
@@ -323,17 +422,19 @@ static void vhost_blk_fill(struct vhost_blk_queue *q, struct vhost_blk_req *r,
 	}
 	if (discard && S_ISBLK(file_inode(file)->i_mode)) {
 		/*
-		 * A discard, as BLKDISCARD does it (vfs_fallocate() has no
-		 * mode for one: punch-hole is a zero-out there): drop the
-		 * range's page cache, then discard.
+		 * A discard, as BLKDISCARD does it: through the block
+		 * device's own fallocate (block/fops.c), whose discard mode
+		 * vfs_fallocate() does not pass. It refuses a range not
+		 * aligned to the logical block size (-EINVAL: IOERR, as
+		 * BLKDISCARD's in the userspace engine) before it touches
+		 * anything, and drops the range's page cache, dirty pages
+		 * included, under the invalidate lock before the discard.
 		 */
-		struct address_space *mapping = file->f_mapping;
-
-		filemap_invalidate_lock(mapping);
-		truncate_inode_pages_range(mapping, off, off + len - 1);
-		ret = blkdev_issue_discard(I_BDEV(mapping->host), sector, nsect,
-					   GFP_KERNEL);
-		filemap_invalidate_unlock(mapping);
+		ret = file->f_op->fallocate ?
+		      file->f_op->fallocate(file, mode | FALLOC_FL_PUNCH_HOLE |
+						  FALLOC_FL_NO_HIDE_STALE,
+					    off, len) :
+		      -EOPNOTSUPP;
 	} else if (discard) {
 		ret = vfs_fallocate(file, mode | FALLOC_FL_PUNCH_HOLE, off, len);
 	} else {
@@ -769,9 +870,13 @@ static int vhost_blk_worker_fn(void *data)
 	struct vhost_blk_worker *w = data;
 	struct vhost_blk *b = w->blk;
 	struct vhost_blk_queue *q;
+	const struct cred *old;
 	unsigned int i;
 
 	kthread_use_mm(b->dev.mm);
+	/* The opener's credentials for every read, write, fallocate and
+	 * fsync; this thread does nothing else. */
+	old = override_creds(b->cred);
 	for (;;) {
 		bool stop = kthread_should_stop();
 		bool poll = !stop && w->poll_max_ns;
@@ -790,6 +895,7 @@ static int vhost_blk_worker_fn(void *data)
 		if (poll)
 			vhost_blk_poll_woke(w);
 	}
+	revert_creds(old);
 	kthread_unuse_mm(b->dev.mm);
 	return 0;
 }
@@ -809,6 +915,64 @@ static void vhost_blk_handle_kick(struct vhost_work *work)
 }
 
 /* ---- backend start/stop (dev.mutex held) ---- */
+
+static void vhost_blk_bounce_free(struct vhost_blk_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < VHOST_BLK_BOUNCE_PAGES; i++)
+		if (w->bounce[i].bv_page)
+			__free_page(w->bounce[i].bv_page);
+	memset(w->bounce, 0, sizeof(w->bounce));
+	w->has_bounce = false;
+}
+
+/* The worker's bounce pages, charged to the opener's memory cgroup. */
+static int vhost_blk_bounce_alloc(struct vhost_blk_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < VHOST_BLK_BOUNCE_PAGES; i++) {
+		struct page *page = alloc_page(GFP_KERNEL_ACCOUNT);
+
+		if (!page) {
+			vhost_blk_bounce_free(w);
+			return -ENOMEM;
+		}
+		bvec_set_page(&w->bounce[i], page, PAGE_SIZE, 0);
+	}
+	w->has_bounce = true;
+	return 0;
+}
+
+/* Every worker's bounce pages, then the array. */
+static void vhost_blk_free_workers(struct vhost_blk *b, unsigned int nw)
+{
+	unsigned int i;
+
+	for (i = 0; b->workers && i < nw; i++)
+		vhost_blk_bounce_free(&b->workers[i]);
+	kfree(b->workers);
+	b->workers = NULL;
+}
+
+/* @nw workers, with bounce buffers when @file is O_DIRECT. */
+static int vhost_blk_alloc_workers(struct vhost_blk *b, struct file *file,
+				   unsigned int nw)
+{
+	unsigned int i;
+
+	b->workers = kcalloc(nw, sizeof(*b->workers), GFP_KERNEL_ACCOUNT);
+	if (!b->workers)
+		return -ENOMEM;
+	for (i = 0; (file->f_flags & O_DIRECT) && i < nw; i++) {
+		if (vhost_blk_bounce_alloc(&b->workers[i])) {
+			vhost_blk_free_workers(b, nw);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
 
 static void vhost_blk_free_queue(struct vhost_blk_queue *q)
 {
@@ -850,8 +1014,9 @@ static void vhost_blk_stop(struct vhost_blk *b)
 		q->kicks_off = false;
 		vhost_blk_free_queue(q);
 	}
-	kfree(b->workers);
-	b->workers = NULL;
+	vhost_blk_free_workers(b, b->nw);
+	put_cred(b->cred);
+	b->cred = NULL;
 	fput(b->file);
 	b->file = NULL;
 	b->nq = b->nw = 0;
@@ -862,9 +1027,9 @@ static int vhost_blk_alloc_queue(struct vhost_blk_queue *q, unsigned int num)
 {
 	unsigned int i;
 
-	q->reqs = kvcalloc(num, sizeof(*q->reqs), GFP_KERNEL);
-	q->free = kvcalloc(num, sizeof(*q->free), GFP_KERNEL);
-	q->heads = kvcalloc(num, sizeof(*q->heads), GFP_KERNEL);
+	q->reqs = kvcalloc(num, sizeof(*q->reqs), GFP_KERNEL_ACCOUNT);
+	q->free = kvcalloc(num, sizeof(*q->free), GFP_KERNEL_ACCOUNT);
+	q->heads = kvcalloc(num, sizeof(*q->heads), GFP_KERNEL_ACCOUNT);
 	if (!q->reqs || !q->free || !q->heads) {
 		vhost_blk_free_queue(q);
 		return -ENOMEM;
@@ -915,11 +1080,9 @@ static long vhost_blk_start_backend(struct vhost_blk *b,
 				 be->capacity);
 	if (r)
 		goto err_file;
-	b->workers = kcalloc(nw, sizeof(*b->workers), GFP_KERNEL);
-	if (!b->workers) {
-		r = -ENOMEM;
+	r = vhost_blk_alloc_workers(b, file, nw);
+	if (r)
 		goto err_file;
-	}
 	for (i = 0; i < nq; i++) {
 		struct vhost_blk_queue *q = &b->q[i];
 
@@ -944,6 +1107,7 @@ static long vhost_blk_start_backend(struct vhost_blk *b,
 		}
 	}
 	b->file = file;
+	b->cred = get_current_cred();
 	b->readonly = be->flags & VHOST_BLK_F_READONLY;
 	b->no_flush = be->flags & VHOST_BLK_F_NO_FLUSH;
 	b->capacity = be->capacity;
@@ -990,6 +1154,8 @@ err_workers:
 	while (i--)
 		kthread_stop(b->workers[i].task);
 	i = nq;
+	put_cred(b->cred);
+	b->cred = NULL;
 	b->file = NULL;
 	b->nq = b->nw = 0;
 err_queues:
@@ -1001,8 +1167,7 @@ err_queues:
 		mutex_unlock(&q->vq.mutex);
 		vhost_blk_free_queue(q);
 	}
-	kfree(b->workers);
-	b->workers = NULL;
+	vhost_blk_free_workers(b, nw);
 err_file:
 	fput(file);
 	return r;
@@ -1084,7 +1249,8 @@ static int vhost_blk_open(struct inode *inode, struct file *f)
 	struct vhost_blk *b;
 	int i;
 
-	b = kvzalloc(sizeof(*b), GFP_KERNEL);
+	/* Charged to the opener's memory cgroup, as vhost-net's. */
+	b = kvzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	for (i = 0; i < VHOST_BLK_MAX_QUEUES; i++) {

@@ -40,10 +40,18 @@ if [ "${MICROVM_SKIP_DEPS:-0}" != 1 ]; then
 		"${sudo[@]}" dpkg --add-architecture arm64
 		"${sudo[@]}" apt-get update
 	fi
+	# Every package by name:arch: the tools are the native
+	# architecture's (name:all for architecture-independent ones), so
+	# an arm64 package of the same name is never taken for them.
+	native=$(dpkg --print-architecture)
 	missing=()
 	for p in "${packages[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q 'install ok installed' || missing+=("$p")
+		[[ $p == *:* ]] || p=$p:$native
+		for q in "$p" "${p%:*}:all"; do
+			dpkg-query -W -f='${Status}' "$q" 2>/dev/null |
+				grep -q 'install ok installed' && continue 2
+		done
+		missing+=("$p")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "cross-aarch64: installing ${missing[*]}"

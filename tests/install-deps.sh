@@ -29,10 +29,25 @@ else
 	     "run apt-get update, then this again, for the vhost-blk" \
 	     "module's kernel headers" >&2
 fi
+# Each package of the native architecture, asked for by name:arch: a bare
+# `dpkg-query -W libfdt-dev` also answers for libfdt-dev:arm64 (a cross
+# developer's usual state; it replaces the amd64 one, which is not
+# multi-arch, and the build then finds no libfdt.so). Architecture-
+# independent packages (linux-source, perl's data) are name:all to dpkg;
+# apt takes name:native for those too.
+arch=$(dpkg --print-architecture)
+installed()
+{
+	local a
+	for a in "$arch" all; do
+		dpkg-query -W -f='${Status}' "$1:$a" 2>/dev/null |
+			grep -q 'install ok installed' && return 0
+	done
+	return 1
+}
 missing=()
 for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-		grep -q 'install ok installed' || missing+=("$p")
+	installed "$p" || missing+=("$p:$arch")
 done
 # The arm64 cross tier (CTest cross.aarch64): its compiler, :arm64
 # libraries and qemu-user, installed by its script.

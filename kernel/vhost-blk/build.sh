@@ -11,8 +11,12 @@
 # different vhost.h may lay struct vhost_virtqueue out differently and the
 # module would then corrupt the core's memory. VHOST_BLK_ALLOW_MISMATCH=1
 # builds anyway (with a warning) for a source known to be equivalent.
-# Exit status: 0 built; 1 failed; 2 headers or source not installed.
+# Exit status: 0 built; 77 headers or source not installed (the only
+# skip); 1 anything else that failed: a compile error, tar, a version
+# mismatch (make and tar exit 2 themselves, so 2 is never a skip).
 set -euo pipefail
+# Whatever fails under set -e ends the build with 1, not its own status.
+trap 'exit 1' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 kver=${1:-$(uname -r)}
@@ -23,14 +27,14 @@ kdir=/usr/src/linux-headers-$kver
 if [ ! -f "$kdir/Makefile" ]; then
 	echo "vhost-blk: no kernel headers for $kver;" \
 	     "install them: apt-get install linux-headers-$kver" >&2
-	exit 2
+	exit 77
 fi
 series=$(echo "$kver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 src=/usr/src/linux-source-$series.tar.xz
 if [ ! -f "$src" ]; then
 	echo "vhost-blk: $src missing; install it:" \
 	     "apt-get install linux-source-$series" >&2
-	exit 2
+	exit 77
 fi
 
 pkgver() {
@@ -62,5 +66,6 @@ if [ ! -f "$out/vhost-core/vhost.h" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sv
 fi
 cp "$here/vhost_blk.c" "$here/Kbuild" "$out/"
 cp "$here/uapi/vhost_blk.h" "$out/uapi/"
-make -C "$kdir" M="$out" modules
+make -C "$kdir" M="$out" modules ||
+	{ echo "vhost-blk: the module failed to build for $kver" >&2; exit 1; }
 echo "vhost-blk: built $out/vhost_blk.ko for $kver"

@@ -15,6 +15,13 @@ set(E2E_ARM64_ARTIFACTS ${CMAKE_BINARY_DIR}/e2e-arm64-artifacts)
 # register and poweroff) always run; the rest goes through tier.sh, which
 # skips it (77, "Skipped" in CTest's list) with MICROVM_E2E_ARM64=quick.
 set(E2E_ARM64_TIER ${E2E_ARM64_DIR}/tier.sh)
+# The artifacts once as a fixture too, for image.arm64_debian_kernel
+# (tests/CMakeLists.txt); in the tier's own lane, so never beside a test
+# that prepares them itself.
+add_test(NAME e2e-arm64.prepare
+	COMMAND ${E2E_ARM64_DIR}/prepare.sh ${E2E_ARM64_ARTIFACTS})
+set_tests_properties(e2e-arm64.prepare PROPERTIES LABELS "e2e;e2e-arm64"
+	TIMEOUT 600 FIXTURES_SETUP e2e_arm64)
 add_test(NAME e2e-arm64.l1_kvm
 	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/l1-kvm-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS})

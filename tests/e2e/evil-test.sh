@@ -155,7 +155,7 @@ want=$(grep -c '^	{ "' "$E2E_DIR/guest/evilblk_cases.c")
 [ "$transport" = pci ] ||
 	want=$((want - $(grep -c 'true },$' "$E2E_DIR/guest/evilblk_cases.c")))
 want=$((want + 1))
-[ "$huge" -gt 0 ] && want=$((want + 2))
+[ "$huge" -gt 0 ] && want=$((want + 3))
 [ $((npass + nfail)) -eq "$want" ] &&
 	pass "$npass of $want cases passed on $transport" ||
 	fail "$((npass + nfail)) verdict lines, expected $want (guest died?)"

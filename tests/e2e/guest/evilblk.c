@@ -104,10 +104,15 @@ void ev_desc(struct ev_ctx *c, uint16_t i, uint64_t pa, uint32_t len,
 void ev_idesc(struct ev_ctx *c, unsigned int table, uint16_t i, uint64_t pa,
 	      uint32_t len, uint16_t flags, uint16_t next)
 {
-	struct vdesc *t = (struct vdesc *)(c->base + A_IND +
-					   table * A_IND_STRIDE);
+	struct vdesc *t = (struct vdesc *)(c->base + ev_itable(table));
 
 	t[i] = (struct vdesc){ pa, len, flags, next };
+}
+
+size_t ev_itable(unsigned int table)
+{
+	return table < A_IND_MAX ? A_IND + table * A_IND_STRIDE :
+				   A_IND_HI + (table - A_IND_MAX) * A_IND_STRIDE;
 }
 
 uint64_t ev_hdr(struct ev_ctx *c, unsigned int slot, uint32_t type,
@@ -437,6 +442,63 @@ static bool case_huge_aliased(struct ev_ctx *c, char *why, size_t n)
 }
 
 /*
+ * Issue 20's writes: A_IND_ALL chains at once, each an indirect table of
+ * a 511-byte segment at an odd address, a 1-byte one (together the first
+ * sector, misaligned for O_DIRECT), then HUGE_SEGS - 2 segments of 1 MiB
+ * that all alias page C: about 248 MiB each, four disjoint ranges written
+ * four times over. Legal: all must complete with status OK within
+ * SPLIT_WAIT_MS (the userspace engine takes well under a minute nested).
+ */
+#define SPLIT_WAIT_MS 120000
+static bool case_huge_split_writes(struct ev_ctx *c, char *why, size_t n)
+{
+	unsigned int k = A_IND_ALL, t, i, bad = 0, done = 0;
+	uint64_t per = ((uint64_t)(HUGE_SEGS - 2) * HUGE_SEG_LEN + 512) / 512;
+	long t0, left;
+
+	if (c->d->qmax < HUGE_SEGS + 2 || c->d->capacity < 4 * per ||
+	    !(c->d->features & (1ULL << EV_F_INDIRECT))) {
+		snprintf(why, n, "device too small for the huge requests");
+		return false;
+	}
+	if (!ev_setup(c, c->d->qmax, why, n))
+		return false;
+	for (t = 0; t < k; t++) {
+		uint64_t data = ev_pa(c, C_WRITE);
+
+		ev_idesc(c, t, 0, ev_hdr(c, t, BLK_T_OUT, (t % 4) * per), 16,
+			 VD_NEXT, 1);
+		ev_idesc(c, t, 1, data + 1, 511, VD_NEXT, 2);
+		ev_idesc(c, t, 2, data + 4096, 1, VD_NEXT, 3);
+		for (i = 3; i <= HUGE_SEGS; i++)
+			ev_idesc(c, t, (uint16_t)i, data, HUGE_SEG_LEN,
+				 VD_NEXT, (uint16_t)(i + 1));
+		ev_idesc(c, t, HUGE_SEGS + 1, ev_st(c, t), 1, VD_WRITE, 0);
+		ev_desc(c, (uint16_t)t, ev_pa(c, ev_itable(t)),
+			(HUGE_SEGS + 2) * 16, VD_INDIRECT, 0);
+		ev_post(c, (uint16_t)t);
+	}
+	t0 = now_ms();
+	ev_kick(c);
+	while (done < k && (left = SPLIT_WAIT_MS - (now_ms() - t0)) > 0) {
+		struct ev_out o;
+
+		ev_wait(c, (int)(k - done < 8 ? k - done : 8), (int)left, &o);
+		done += (unsigned int)o.nused;
+		if (o.needs_reset) {
+			snprintf(why, n, "NEEDS_RESET after %u", done);
+			return false;
+		}
+	}
+	for (t = 0; t < k; t++)
+		bad += ev_stbyte(c, t) != BLK_S_OK;
+	snprintf(why, n, "%u writes of 512 B + %u MiB: %u completed, "
+		 "%u not OK, %ld ms", k, HUGE_SEGS - 2, done, bad,
+		 now_ms() - t0);
+	return done == k && !bad;
+}
+
+/*
  * Reset while two aliased huge reads are in flight: the reset completes,
  * and once status reads 0 the device writes no guest memory any more.
  */
@@ -558,6 +620,8 @@ int main(int argc, char **argv)
 					  case_huge_aliased);
 			fails += run_case(&c, d, "reset_during_io",
 					  case_reset_during_io);
+			fails += run_case(&c, d, "huge_split_writes",
+					  case_huge_split_writes);
 		} else {
 			for (k = 0; k < ev_nr_cases; k++) {
 				if (ev_cases[k].pci_only && d->t != EV_PCI)

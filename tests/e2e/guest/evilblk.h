@@ -131,6 +131,8 @@ bool ev_pci_cfg32(struct ev_dev *d, unsigned int reg, uint32_t *v,
 #define A_IND 0x0b000     /* indirect tables, 4 KiB each + a gap */
 #define A_IND_STRIDE 0x2000
 #define A_IND_MAX 8
+#define A_IND_HI 0x160000 /* tables A_IND_MAX .. A_IND_ALL - 1, same stride */
+#define A_IND_ALL 16
 #define A_HDR 0x1c000     /* 16-byte request headers */
 #define A_STATUS 0x1e000  /* status bytes, 16 bytes apart */
 #define A_BUF 0x20000     /* data buffers, 64 KiB + 8 KiB gap each */
@@ -174,6 +176,8 @@ uint8_t ev_setup_raw(struct ev_ctx *c, uint32_t qs, uint64_t desc,
 bool ev_setup(struct ev_ctx *c, uint16_t qs, char *why, size_t n);
 void ev_desc(struct ev_ctx *c, uint16_t i, uint64_t pa, uint32_t len,
 	     uint16_t flags, uint16_t next);
+/* Offset of indirect table @table (0 .. A_IND_ALL - 1) in the owned block. */
+size_t ev_itable(unsigned int table);
 void ev_idesc(struct ev_ctx *c, unsigned int table, uint16_t i, uint64_t pa,
 	      uint32_t len, uint16_t flags, uint16_t next);
 uint64_t ev_hdr(struct ev_ctx *c, unsigned int slot, uint32_t type,

@@ -10,6 +10,10 @@ set(E2E_CRASH ${CMAKE_CURRENT_LIST_DIR}/crash-test.sh
 foreach(cache none writeback)
 	e2e_add(e2e.crash.sigkill_${cache} auto ${E2E_CRASH} --cache ${cache})
 endforeach()
+# The check's self-check in a real guest: a writer that acknowledges a
+# batch it never writes must be caught (crash-test.sh --broken-ack).
+e2e_add(e2e.crash.sigkill_broken_ack_caught auto ${E2E_CRASH} --cache none
+	--broken-ack)
 # Host I/O faults in one boot: dm error and dm-flakey under vda, ENOSPC
 # under vdb; the guest sees EIO and then success, microvm stays up and
 # counts the failures in --stats. Nested only: it needs root (in L1).

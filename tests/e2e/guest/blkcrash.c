@@ -10,6 +10,9 @@
  *   blkcrash write DEV SEED COUNT      guest: COUNT writes with O_DIRECT,
  *       an fdatasync after every 1-8; after each completed one prints
  *       "E2E-ACK: N" (the first N writes are on stable storage)
+ *   blkcrash write DEV SEED COUNT broken-ack   the self-check's broken
+ *       writer: after its first true acknowledgement it acknowledges the
+ *       next batch before writing it, then waits for the kill unwritten
  *   blkcrash verify IMAGE SEED BLOCK COUNT ACKED   host (BLOCK: what the
  *       writer printed): every byte holds what
  *       the first ACKED writes left, or what a later one of the COUNT
@@ -90,7 +93,7 @@ static int num(const char *s, uint64_t *v)
 static int usage(void)
 {
 	fprintf(stderr, "usage: blkcrash init IMAGE SEED BYTES | write DEV "
-		"SEED COUNT | verify IMAGE SEED BLOCK COUNT ACKED | probe DEV "
+		"SEED COUNT [broken-ack] | verify IMAGE SEED BLOCK COUNT ACKED | probe DEV "
 		"read|write OFFSET LEN SEED | delay SEED MAX\n");
 	return 2;
 }
@@ -155,7 +158,8 @@ static uint64_t size_of(int fd)
 	return fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
 }
 
-static int cmd_write(const char *dev, uint64_t seed, uint64_t count)
+static int cmd_write(const char *dev, uint64_t seed, uint64_t count,
+		     bool broken)
 {
 	int fd = open(dev, O_RDWR | O_DIRECT);
 	uint64_t blk, bytes, j = 0, batch_end;
@@ -179,6 +183,14 @@ static int cmd_write(const char *dev, uint64_t seed, uint64_t count)
 	fflush(stdout);
 	while (j < count) {
 		batch_end = j + 1 + mix(seed ^ j ^ 0xba7c4) % BATCH_MAX;
+		if (broken && j > 0) {
+			/* Acknowledged, never written: the host must see it. */
+			printf("E2E-ACK: %llu\n", (unsigned long long)
+			       (batch_end < count ? batch_end : count));
+			fflush(stdout);
+			for (;;)
+				pause();
+		}
 		for (; j < batch_end && j < count; j++) {
 			struct wr w = write_of(seed, j, bytes, blk);
 
@@ -314,9 +326,10 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "init") && !num(argv[3], &a) &&
 	    !num(argv[4], &b))
 		return cmd_init(argv[2], a, b);
-	if (argc == 5 && !strcmp(argv[1], "write") && !num(argv[3], &a) &&
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "broken-ack"))) &&
+	    !strcmp(argv[1], "write") && !num(argv[3], &a) &&
 	    !num(argv[4], &b))
-		return cmd_write(argv[2], a, b);
+		return cmd_write(argv[2], a, b, argc == 6);
 	if (argc == 7 && !strcmp(argv[1], "verify") && !num(argv[3], &a) &&
 	    !num(argv[4], &b) && !num(argv[5], &c) && !num(argv[6], &d))
 		return cmd_verify(argv[2], a, b, c, d);

@@ -28,7 +28,9 @@ done
 
 scenario_crash()
 {
-	blkcrash write /dev/vda "$(e2e_param seed)" "$(e2e_param count)"
+	# shellcheck disable=SC2046 # microvm.broken=1: one word or none
+	blkcrash write /dev/vda "$(e2e_param seed)" "$(e2e_param count)" \
+		$([ "$(e2e_param broken)" = 1 ] && echo broken-ack)
 	while :; do sleep 3600; done
 }
 

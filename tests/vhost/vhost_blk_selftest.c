@@ -11,6 +11,9 @@
  *   --blockdev DEV  also run the data tests on block device DEV (its
  *                   first 8 MiB are overwritten)
  *   --kill          also SIGKILL a child in the middle of its I/O
+ *   --fill DIR --uid N  only this: as uid N, fill a file in DIR (a file
+ *                   system with root-reserved blocks) by pwrite, then an
+ *                   image through the module; both must stop short
  *   --quick         leave out the polling tests (t_poll, and the data
  *                   tests and hostile chains again with the workers
  *                   polling)
@@ -19,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -646,6 +650,45 @@ static void t_data(int fd, uint8_t *model, bool direct, const char *what)
 
 /* ---- request validation ---- */
 
+/*
+ * On a block device whose logical block is larger than a sector, a
+ * DISCARD of one sector is refused (IOERR, BLKDISCARD's rule) before the
+ * page cache is touched: a page of it read buffered before the request
+ * still holds the data after it (the module once zeroed the sector in
+ * the cache, then failed the discard).
+ */
+static void t_discard_unaligned(struct dev *d, int fd, const uint8_t *model,
+				uint8_t *h, uint8_t *st)
+{
+	struct virtio_blk_discard_write_zeroes *dz = (void *)(h + 16);
+	struct seg segs[2] = { { gpa(h), 32, false }, { gpa(st), 1, true } };
+	static uint8_t pg[4096];
+	char path[64];
+	int lbs = 0, bfd, r, before = failures;
+
+	if (ioctl(fd, BLKSSZGET, &lbs) || lbs <= 512)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	bfd = open(path, O_RDONLY);
+	check(bfd >= 0 && pread(bfd, pg, 4096, 96 * 512) == 4096,
+	      "buffered read of sectors 96..103");
+	put_hdr(h, VIRTIO_BLK_T_DISCARD, 0);
+	dz->sector = 97;
+	dz->num_sectors = 1;
+	dz->flags = 0;
+	r = sync_req(d, 0, segs, 2, false, NULL);
+	check(r == VIRTIO_BLK_S_IOERR,
+	      "DISCARD of 1 sector, %d-byte logical blocks: status %d", lbs, r);
+	check(bfd >= 0 && pread(bfd, pg, 4096, 96 * 512) == 4096 &&
+	      !memcmp(pg, model + 96 * 512, 4096),
+	      "page cache unchanged by the refused DISCARD");
+	if (bfd >= 0)
+		close(bfd);
+	if (failures == before)
+		ok("ok - DISCARD not aligned to the %d-byte logical "
+		   "block: IOERR, page cache unchanged\n", lbs);
+}
+
 static void t_requests(int fd, uint8_t *model, bool direct)
 {
 	uint8_t *h = slot_hdr(0, 0), *st = slot_status(0, 0);
@@ -830,6 +873,8 @@ static void t_requests(int fd, uint8_t *model, bool direct)
 		      "DISCARD: %d", r);
 		ok("info - DISCARD status %d, WRITE_ZEROES status %d\n",
 		       r, wz);
+		if (r == VIRTIO_BLK_S_OK)
+			t_discard_unaligned(&d, fd, model, h, st);
 		if (r == VIRTIO_BLK_S_OK &&
 		    sync_rw(&d, 0, VIRTIO_BLK_T_IN, 64, 4096) ==
 		    VIRTIO_BLK_S_OK)
@@ -1209,6 +1254,68 @@ static void t_kill(int fd)
 	ok("ok - kill: VMM killed mid-I/O, its workers gone\n");
 }
 
+/* ---- credentials ---- */
+
+/*
+ * --fill DIR --uid N: the workers write as the task that set the backend.
+ * DIR is a file system with root-reserved blocks where uid N may write
+ * less than DISK_BYTES and root more. As uid N: a file written with
+ * pwrite() until it fails shows the user's share; then an image of
+ * DISK_BYTES, sparse, written whole through the module must fail (IOERR)
+ * as the user's own write did, within a MiB of the same byte, instead of
+ * filling root's reserve.
+ */
+static void t_fill(const char *dir, uid_t uid)
+{
+	uint8_t *buf = slot_data(0, 0);
+	const uint32_t chunk = 64 << 10;
+	uint32_t off = 0;
+	size_t own = 0;
+	char a[4096], b[4096];
+	struct dev d;
+	int fd, st = -1, before = failures;
+
+	phase = "fill";
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		die("drop to --uid");
+	memset(buf, 0x5a, chunk);
+	snprintf(a, sizeof(a), "%s/fill-own", dir);
+	snprintf(b, sizeof(b), "%s/fill-vhost", dir);
+	fd = open(a, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(a);
+	while (own < DISK_BYTES && pwrite(fd, buf, chunk, own) == chunk)
+		own += chunk;
+	close(fd);
+	unlink(a);
+	check(own < DISK_BYTES, "uid %u wrote all %u bytes itself: %s has "
+	      "no reserve that binds it", (unsigned int)uid, DISK_BYTES, dir);
+	fd = open(b, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, DISK_BYTES))
+		die(b);
+	if (dev_open(&d, 1, BASE_FEATURES) || dev_backend(&d, fd, 0, 0))
+		die("device for --fill");
+	for (; off < DISK_BYTES; off += chunk) {
+		st = sync_rw(&d, 0, VIRTIO_BLK_T_OUT, off / 512, chunk);
+		if (st != VIRTIO_BLK_S_OK)
+			break;
+	}
+	check(st == VIRTIO_BLK_S_IOERR, "uid %u: the module wrote %u of %u "
+	      "bytes (status %d); the user's own write stopped at %zu",
+	      (unsigned int)uid, off, DISK_BYTES, st, own);
+	check(off <= own + (1u << 20), "uid %u: the module wrote %u bytes, "
+	      "the user's own write %zu", (unsigned int)uid, off, own);
+	check(!dev_backend(&d, -1, 0, 0), "stop");
+	dev_close(&d);
+	close(fd);
+	unlink(b);
+	if (failures == before)
+		ok("ok - as uid %u: own writes stopped at %zu bytes, the "
+		   "module's with IOERR at %u (root's reserve not used)\n",
+		   (unsigned int)uid, own, off);
+}
+
 /* ---- main ---- */
 
 static int open_backing(const char *path, bool *direct)
@@ -1226,7 +1333,8 @@ static int open_backing(const char *path, bool *direct)
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	const char *blockdev = NULL;
+	const char *blockdev = NULL, *fill = NULL;
+	long uid = -1;
 	bool do_kill = false, quick = false, direct;
 	char path[4096];
 	uint8_t *model;
@@ -1237,6 +1345,10 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		} else if (!strcmp(argv[i], "--blockdev") && i + 1 < argc) {
 			blockdev = argv[++i];
+		} else if (!strcmp(argv[i], "--fill") && i + 1 < argc) {
+			fill = argv[++i];
+		} else if (!strcmp(argv[i], "--uid") && i + 1 < argc) {
+			uid = strtol(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--kill")) {
 			do_kill = true;
 		} else if (!strcmp(argv[i], "--quick")) {
@@ -1258,6 +1370,17 @@ int main(int argc, char **argv)
 	model = aligned_alloc(4096, DISK_BYTES);
 	if (ram == MAP_FAILED || !model)
 		die("memory");
+	if (fill) {
+		if (uid < 0) {
+			fprintf(stderr, "vhost_blk_selftest: --fill needs "
+				"--uid\n");
+			return 1;
+		}
+		t_fill(fill, (uid_t)uid);
+		printf(failures ? "FAILED: %d check(s)\n" : "PASS\n",
+		       failures);
+		return failures ? 1 : 0;
+	}
 
 	/* A regular file with random content. */
 	snprintf(path, sizeof(path), "%s/vhost-blk-selftest.%d.img", dir,

@@ -70,14 +70,19 @@ run_guest()
 }
 next=0
 MICROVM_TEST_NAME=retry-rule.fake e2e_boot retry-rule "$work/stderr"
-[ $runs -eq 2 ] && [ $status -eq 0 ] &&
+if ! { [ $runs -eq 2 ] && [ "$status" -eq 0 ] &&
 	grep -q '^retry-rule.fake: nested-mode emulator failure (status 123: run-guest: L1 kernel: watchdog' \
-		"$MICROVM_RETRY_LOG" ||
-	{ echo "retry-rule: FAIL: e2e_boot ran $runs times (status $status), log:"; cat "$MICROVM_RETRY_LOG"; fails=$((fails + 1)); }
+		"$MICROVM_RETRY_LOG"; }; then
+	echo "retry-rule: FAIL: e2e_boot ran $runs times (status $status), log:"
+	cat "$MICROVM_RETRY_LOG"
+	fails=$((fails + 1))
+fi
 runs=1 next=123
 n0=$(wc -l <"$MICROVM_RETRY_LOG")
 e2e_boot retry-rule "$work/stderr"
-[ $runs -eq 2 ] && [ "$(wc -l <"$MICROVM_RETRY_LOG")" -eq "$n0" ] ||
-	{ echo "retry-rule: FAIL: a triple fault without evidence was retried"; fails=$((fails + 1)); }
+if [ $runs -ne 2 ] || [ "$(wc -l <"$MICROVM_RETRY_LOG")" -ne "$n0" ]; then
+	echo "retry-rule: FAIL: a triple fault without evidence was retried"
+	fails=$((fails + 1))
+fi
 [ $fails -eq 0 ] && echo "retry-rule: PASS" || echo "retry-rule: $fails failed"
 [ $fails -eq 0 ]

@@ -7,8 +7,9 @@
  * the refusals: truncated or corrupt gzip, a gzip bomb larger than RAM,
  * an Image larger than RAM, a bzImage; and the hand-off to the device
  * tree (dtb.c), read back from guest RAM. When ARM64_TEST_KERNEL names a real
- * Image, Image.gz or vmlinuz-*-arm64 it is loaded too (that row alone is
- * skipped otherwise).
+ * Image, Image.gz or vmlinuz-*-arm64 it is loaded too: CTest's
+ * image.arm64_debian_kernel sets it to the arm64 tier's Debian kernel, and
+ * there a missing file is a failure (unset, that row alone is left out).
  */
 #include <errno.h>
 #include <stdbool.h>

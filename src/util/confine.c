@@ -40,6 +40,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sys/ucontext.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -56,6 +57,12 @@
 #include <unistd.h>
 
 #include "util/confine_policy.h"
+
+/* si_code of a SIGSYS from a filter (the kernel's asm-generic/siginfo.h,
+ * which glibc's headers leave out). */
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1
+#endif
 
 /* Names of syscalls below this number appear in the SIGSYS line. */
 #define CONFINE_NAMED_SYSCALLS 512
@@ -168,6 +175,48 @@ static size_t put_uint(char *buf, size_t at, size_t cap, unsigned long v)
 	return at;
 }
 
+/* The trapped call's argument @i and its return value, in @uc. */
+#if defined(__x86_64__)
+static const int arg_reg[4] = { REG_RDI, REG_RSI, REG_RDX, REG_R10 };
+#define UC_ARG(uc, i) ((uc)->uc_mcontext.gregs[arg_reg[i]])
+#define UC_RET(uc) ((uc)->uc_mcontext.gregs[REG_RAX])
+#elif defined(__aarch64__)
+#define UC_ARG(uc, i) ((uc)->uc_mcontext.regs[i])
+#define UC_RET(uc) ((uc)->uc_mcontext.regs[0])
+#endif
+
+/*
+ * The calls the filters trap rather than allow (CONFINE_ACT_EMULATE),
+ * made here in their narrow form: newfstatat(fd, "", st, AT_EMPTY_PATH)
+ * becomes fstat(fd, st); a path that is not empty is refused (false).
+ * The path is read once, here, and never passed to the kernel, so
+ * another thread that changes it afterwards changes nothing.
+ */
+static bool confine_emulate(const siginfo_t *si, void *ctx)
+{
+#ifdef UC_ARG
+	ucontext_t *uc = ctx;
+	const char *path;
+	int saved = errno;
+	long ret;
+
+	if (si->si_arch != confine.arch || si->si_syscall != SYS_newfstatat ||
+	    !(UC_ARG(uc, 3) & AT_EMPTY_PATH))
+		return false;
+	path = (const char *)UC_ARG(uc, 1);
+	if (path && *path)
+		return false;
+	ret = syscall(SYS_fstat, (int)UC_ARG(uc, 0), (void *)UC_ARG(uc, 2));
+	UC_RET(uc) = ret < 0 ? -errno : ret;
+	errno = saved;
+	return true;
+#else
+	(void)si;
+	(void)ctx;
+	return false;
+#endif
+}
+
 static void confine_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -176,7 +225,10 @@ static void confine_sigsys(int sig, siginfo_t *si, void *uc)
 	int nr = si->si_syscall;
 	sigset_t set;
 
-	(void)uc;
+	if (si->si_code == SYS_SECCOMP && confine_emulate(si, uc))
+		return;
+	if (confine.mode != CONFINE_ON)
+		goto die; /* kill: no line */
 	n = put_str(line, n, cap, "microvm: seccomp: thread ");
 	n = put_str(line, n, cap, thread_name[0] ? thread_name : "?");
 	n = put_str(line, n, cap, " (");
@@ -193,6 +245,7 @@ static void confine_sigsys(int sig, siginfo_t *si, void *uc)
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, n) < 0)
 		n = 0;
+die:
 	/*
 	 * Every filter forbids rt_sigaction(SIGSYS): with SIGSYS blocked (we
 	 * are its handler) the kernel answers by resetting SIGSYS to its
@@ -221,8 +274,16 @@ static uint32_t default_action(enum confine_mode mode)
 	}
 }
 
+static uint32_t rule_action(const struct confine_rule *r,
+			    enum confine_mode mode)
+{
+	if (r->action == CONFINE_ACT_EMULATE)
+		return mode == CONFINE_LOG ? SCMP_ACT_ALLOW : SCMP_ACT_TRAP;
+	return r->action ? r->action : SCMP_ACT_ALLOW;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const struct confine_rule *r,
-		     size_t n)
+		     size_t n, enum confine_mode mode)
 {
 	size_t i;
 	int ret;
@@ -237,8 +298,11 @@ static int add_rules(scmp_filter_ctx ctx, const struct confine_rule *r,
 			cmp[k].datum_a = r[i].cmp[k].a;
 			cmp[k].datum_b = r[i].cmp[k].b;
 		}
-		ret = seccomp_rule_add_array(ctx, r[i].action ? r[i].action :
-						  SCMP_ACT_ALLOW,
+		/* With --seccomp=on every call not allowed traps already:
+		 * libseccomp refuses a rule that repeats the default. */
+		if (rule_action(&r[i], mode) == default_action(mode))
+			continue;
+		ret = seccomp_rule_add_array(ctx, rule_action(&r[i], mode),
 					     r[i].nr, r[i].nargs, cmp);
 		if (ret)
 			return ret;
@@ -320,7 +384,8 @@ static int build_class(enum confine_class cls, enum confine_mode mode,
 		ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, act);
 	n = confine_policy_parts(cls, parts, CONFINE_MAX_PARTS);
 	for (i = 0; !ret && i < n; i++) {
-		ret = add_rules(ctx, parts[i]->rules, parts[i]->nr_rules);
+		ret = add_rules(ctx, parts[i]->rules, parts[i]->nr_rules,
+				mode);
 		if (!ret)
 			ret = add_ioctls(ctx, parts[i]->ioctls,
 					 parts[i]->nr_ioctls);
@@ -390,13 +455,15 @@ int confine_prepare(enum confine_mode mode, char *err, size_t errlen)
 			 mode_names[mode], strerror(-ret));
 		return ret;
 	}
-	if (mode == CONFINE_ON) {
+	/* kill too: the handler makes the calls trapped for it
+	 * (confine_emulate()); any other call it ends without a line. */
+	if (mode != CONFINE_LOG) {
 		name_syscalls();
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(SIGSYS, &sa, NULL)) {
 			ret = -errno;
-			snprintf(err, errlen, "--seccomp=on: SIGSYS handler: %s",
-				 strerror(-ret));
+			snprintf(err, errlen, "--seccomp=%s: SIGSYS handler: %s",
+				 mode_names[mode], strerror(-ret));
 			return ret;
 		}
 	}

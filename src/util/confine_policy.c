@@ -74,7 +74,13 @@ static const struct confine_rule base_rules[] = {
 	ALLOW(gettid),
 	ALLOW(getrandom),
 	ALLOW(fstat),
-	ALLOW_MASKED(newfstatat, 3, AT_EMPTY_PATH, AT_EMPTY_PATH),
+	/* glibc's fstat(), stdio's included, is newfstatat(fd, "",
+	 * AT_EMPTY_PATH); the filter cannot read the path, the handler
+	 * can: it makes an empty path's call as fstat(fd), and any other
+	 * path is the forbidden call (confine.c, confine_emulate()). */
+	{ .nr = SCMP_SYS(newfstatat), .action = CONFINE_ACT_EMULATE,
+	  .nargs = 1, .cmp = { { .arg = 3, .op = SCMP_CMP_MASKED_EQ,
+				 .a = AT_EMPTY_PATH, .b = AT_EMPTY_PATH } } },
 	ALLOW(rt_sigprocmask),
 	ALLOW(rt_sigreturn),
 	ALLOW_NE(rt_sigaction, 0, SIGSYS),

@@ -29,10 +29,17 @@
 #define CONFINE_RULE_MAX_ARGS 2
 #define CONFINE_MAX_PARTS 6
 
+/*
+ * A rule's action: the call traps into confine.c's SIGSYS handler, which
+ * makes it in a narrower form (see confine_emulate() there) or treats it
+ * as forbidden. With --seccomp=log the call is allowed as it stands.
+ */
+#define CONFINE_ACT_EMULATE 1u
+
 /* One allowed call; with nargs, only when every comparison holds. */
 struct confine_rule {
 	int nr;          /* SCMP_SYS(name) */
-	uint32_t action; /* 0: allow */
+	uint32_t action; /* 0: allow; CONFINE_ACT_EMULATE; SCMP_ACT_* */
 	unsigned int nargs;
 	struct {
 		unsigned int arg;

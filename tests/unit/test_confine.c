@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -200,6 +201,38 @@ static int call_uring_register_files(void)
 		       IORING_REGISTER_FILES, &fd, 1) < 0 ? 0 : -1;
 }
 
+/* glibc's fstat(): newfstatat(fd, "", st, AT_EMPTY_PATH) on Debian 12,
+ * made as fstat(fd) by the SIGSYS handler. */
+static int call_fstat(void)
+{
+	struct stat st;
+
+	return fstat(spare_fd, &st) == 0 && S_ISFIFO(st.st_mode) ? 0 : -1;
+}
+
+/* The same flag with a real path: reaches no file. */
+static int call_fstatat_path(void)
+{
+	struct stat st;
+
+	return fstatat(AT_FDCWD, "/etc/passwd", &st, AT_EMPTY_PATH);
+}
+
+static int call_stat(void)
+{
+	struct stat st;
+
+	return stat("/etc/passwd", &st);
+}
+
+/* An fstat of a bad fd keeps its error through the handler. */
+static int call_fstat_badfd(void)
+{
+	struct stat st;
+
+	return fstat(1000, &st) < 0 && errno == EBADF ? 0 : -1;
+}
+
 static int call_tcgets(void)
 {
 	return call_ioctl(TCGETS);
@@ -315,6 +348,26 @@ static const struct row rows[] = {
 		  call_uring_register_files, "io_uring_register"),
 	FORBIDDEN("io_uring register files", CONFINE_IO,
 		  call_uring_register_files, "io_uring_register"),
+	/* newfstatat: an empty path only (emulated as fstat). */
+	ALLOWED("fstat", CONFINE_MAIN, call_fstat),
+	ALLOWED("fstat", CONFINE_VCPU, call_fstat),
+	ALLOWED("fstat", CONFINE_IO, call_fstat),
+	ALLOWED("fstat", CONFINE_CONSOLE, call_fstat),
+	ALLOWED("fstat bad fd", CONFINE_IO, call_fstat_badfd),
+	{ .what = "fstatat path", .cls = CONFINE_MAIN,
+	  .call = call_fstatat_path, .syscall = "newfstatat",
+	  .sanitizer_varies = true },
+	{ .what = "fstatat path", .cls = CONFINE_VCPU,
+	  .call = call_fstatat_path, .syscall = "newfstatat",
+	  .sanitizer_varies = true },
+	{ .what = "fstatat path", .cls = CONFINE_IO,
+	  .call = call_fstatat_path, .syscall = "newfstatat",
+	  .sanitizer_varies = true },
+	{ .what = "fstatat path", .cls = CONFINE_CONSOLE,
+	  .call = call_fstatat_path, .syscall = "newfstatat",
+	  .sanitizer_varies = true },
+	FORBIDDEN("stat", CONFINE_IO, call_stat, "newfstatat"),
+	FORBIDDEN("stat", CONFINE_VCPU, call_stat, "newfstatat"),
 	/* ioctl by request number, per class. */
 	ALLOWED("KVM_RUN", CONFINE_VCPU, call_kvm_run),
 	FORBIDDEN("KVM_RUN", CONFINE_IO, call_kvm_run, "ioctl"),

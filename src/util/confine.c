@@ -390,6 +390,12 @@ static int build_class(enum confine_class cls, enum confine_mode mode,
 			ret = add_ioctls(ctx, parts[i]->ioctls,
 					 parts[i]->nr_ioctls);
 	}
+	/* The vCPU kick, raise() and abort(): threads of this process only
+	 * (tgid, the first argument, is our pid; known now, at build). */
+	if (!ret)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				       SCMP_A0(SCMP_CMP_EQ,
+					       (scmp_datum_t)getpid()));
 	if (!ret)
 		ret = export_prog(ctx, prog);
 	seccomp_release(ctx);

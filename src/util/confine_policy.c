@@ -48,8 +48,8 @@
  * Every thread: glibc's malloc (brk, mmap/mprotect without PROT_EXEC,
  * munmap, mremap, madvise), locks (futex), clocks where the vDSO falls
  * back to the kernel, sleeps, logging (write), eventfds (read, write),
- * signals: masks, the vCPU kick and abort() (tgkill; rt_sigaction of
- * anything but SIGSYS), and leaving (exit, exit_group). clone3 answers
+ * signals: masks, the vCPU kick and abort() (tgkill of our own
+ * process; rt_sigaction of anything but SIGSYS), and leaving (exit, exit_group). clone3 answers
  * ENOSYS: its flags are in memory where no filter can read them, and
  * glibc then falls back to clone, whose flags the vCPU list checks.
  */
@@ -84,7 +84,8 @@ static const struct confine_rule base_rules[] = {
 	ALLOW(rt_sigprocmask),
 	ALLOW(rt_sigreturn),
 	ALLOW_NE(rt_sigaction, 0, SIGSYS),
-	ALLOW(tgkill), /* the filter cannot compare with our own pid */
+	/* tgkill: only our own threads, a rule made at run time with
+	 * our pid (confine.c, build_class()). */
 	ALLOW(restart_syscall),
 	ALLOW(exit),
 	ALLOW(exit_group),

@@ -37,6 +37,7 @@
 
 /* Set up before the filter, for the call under test. */
 static int spare_fd = -1;
+static pid_t parent_pid;
 
 static int call_socket(void)
 {
@@ -233,6 +234,18 @@ static int call_fstat_badfd(void)
 	return fstat(1000, &st) < 0 && errno == EBADF ? 0 : -1;
 }
 
+/* Signal 0 to our own thread: allowed. */
+static int call_tgkill_self(void)
+{
+	return (int)syscall(SYS_tgkill, getpid(), gettid(), 0);
+}
+
+/* Signal 0 to another process (our parent, the test): refused. */
+static int call_tgkill_other(void)
+{
+	return (int)syscall(SYS_tgkill, parent_pid, parent_pid, 0);
+}
+
 static int call_tcgets(void)
 {
 	return call_ioctl(TCGETS);
@@ -368,6 +381,16 @@ static const struct row rows[] = {
 	  .sanitizer_varies = true },
 	FORBIDDEN("stat", CONFINE_IO, call_stat, "newfstatat"),
 	FORBIDDEN("stat", CONFINE_VCPU, call_stat, "newfstatat"),
+	/* tgkill: this process's threads only. */
+	ALLOWED("tgkill own", CONFINE_MAIN, call_tgkill_self),
+	ALLOWED("tgkill own", CONFINE_VCPU, call_tgkill_self),
+	ALLOWED("tgkill own", CONFINE_IO, call_tgkill_self),
+	ALLOWED("tgkill own", CONFINE_CONSOLE, call_tgkill_self),
+	FORBIDDEN("tgkill other", CONFINE_MAIN, call_tgkill_other, "tgkill"),
+	FORBIDDEN("tgkill other", CONFINE_VCPU, call_tgkill_other, "tgkill"),
+	FORBIDDEN("tgkill other", CONFINE_IO, call_tgkill_other, "tgkill"),
+	FORBIDDEN("tgkill other", CONFINE_CONSOLE, call_tgkill_other,
+		  "tgkill"),
 	/* ioctl by request number, per class. */
 	ALLOWED("KVM_RUN", CONFINE_VCPU, call_kvm_run),
 	FORBIDDEN("KVM_RUN", CONFINE_IO, call_kvm_run, "ioctl"),
@@ -476,6 +499,7 @@ static int row_child(const void *p)
 	char err[256];
 	int fds[2];
 
+	parent_pid = getppid();
 	if (a->row->spare == SPARE_EPOLL) {
 		spare_fd = epoll_create1(0);
 	} else {

@@ -13,6 +13,9 @@
 # the final cov:/ft: line).
 set -eu
 bin=$1
+# The run happens in LOGDIR: a relative BINARY is taken from here.
+case $bin in /*) ;; *) bin=$(pwd)/$bin;; esac
+[ -x "$bin" ] || { echo "long-run.sh: no fuzz binary at '$bin'" >&2; exit 2; }
 name=$2
 logdir=${3:-${TMPDIR:-/tmp}/microvm-fuzz}
 [ $# -ge 3 ] && shift 3 || shift $#

@@ -72,6 +72,7 @@ static const char *const class_names[CONFINE_NR_CLASSES] = {
 	[CONFINE_VCPU] = "vcpu",
 	[CONFINE_IO] = "io",
 	[CONFINE_CONSOLE] = "console",
+	[CONFINE_CONTROL] = "control",
 };
 
 static const char *const mode_names[] = {
@@ -86,6 +87,7 @@ static struct {
 	enum confine_mode mode;
 	struct sock_fprog prog[CONFINE_NR_CLASSES];
 	int selftest;                      /* class, or -1 */
+	int listen_fd;                     /* control's accept4(), or -1 */
 	uint32_t arch;                     /* the names below are for it */
 	char *syscall_name[CONFINE_NAMED_SYSCALLS];
 	pthread_mutex_t lock;
@@ -95,6 +97,7 @@ static struct {
 	bool selftest_done;
 } confine = {
 	.selftest = -1,
+	.listen_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.main_done = PTHREAD_COND_INITIALIZER,
 };
@@ -396,6 +399,11 @@ static int build_class(enum confine_class cls, enum confine_mode mode,
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 				       SCMP_A0(SCMP_CMP_EQ,
 					       (scmp_datum_t)getpid()));
+	/* The control thread accepts on its listening socket only. */
+	if (!ret && cls == CONFINE_CONTROL && confine.listen_fd >= 0)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(accept4), 1,
+				       SCMP_A0(SCMP_CMP_EQ,
+					       (scmp_datum_t)confine.listen_fd));
 	if (!ret)
 		ret = export_prog(ctx, prog);
 	seccomp_release(ctx);
@@ -417,7 +425,7 @@ static int parse_selftest(char *err, size_t errlen)
 	}
 	snprintf(err, errlen,
 		 "MICROVM_SECCOMP_SELFTEST=%s: not one of main, vcpu, io, "
-		 "console", v);
+		 "console, control", v);
 	return -EINVAL;
 }
 
@@ -429,6 +437,11 @@ static void name_syscalls(void)
 	for (nr = 0; nr < CONFINE_NAMED_SYSCALLS; nr++)
 		confine.syscall_name[nr] =
 			seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+}
+
+void confine_control_listen_fd(int fd)
+{
+	confine.listen_fd = fd;
 }
 
 int confine_prepare(enum confine_mode mode, char *err, size_t errlen)

@@ -28,6 +28,7 @@ enum confine_class {
 	CONFINE_VCPU,    /* a vCPU thread (and what it starts: I/O queues) */
 	CONFINE_IO,      /* a virtio-blk queue thread */
 	CONFINE_CONSOLE, /* stdin pump, console output */
+	CONFINE_CONTROL, /* the API server on a Unix socket (no caller yet) */
 	CONFINE_NR_CLASSES,
 };
 
@@ -46,9 +47,21 @@ int confine_parse_mode(const char *s, enum confine_mode *out);
 const char *confine_mode_name(enum confine_mode mode);
 
 /**
+ * confine_control_listen_fd() - the listening socket that the control
+ * class may accept4() on; every other accept4() is forbidden there.
+ * Designed for the API server of the lifecycle work, which has no caller
+ * yet: it makes its socket and calls this before confine_prepare(), and
+ * its thread, created before main confines itself, calls
+ * confine_thread(CONFINE_CONTROL) first thing.
+ * @fd: the listening Unix socket, or -1 (no accept4 at all).
+ * Context: main thread, before confine_prepare().
+ */
+void confine_control_listen_fd(int fd);
+
+/**
  * confine_prepare() - build every class's filter, set no_new_privs and
  * install the SIGSYS handler that reports forbidden calls. Reads
- * MICROVM_SECCOMP_SELFTEST=main|vcpu|io|console once: the first thread of
+ * MICROVM_SECCOMP_SELFTEST=main|vcpu|io|console|control once: the first thread of
  * that class (for main: the main thread) then makes one forbidden call
  * (socket()) right after installing its filter, for tests.
  * @mode: from --seccomp.

@@ -217,6 +217,38 @@ static const unsigned long console_ioctls[] = {
 	KVM_IRQ_LINE, TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
 };
 
+/*
+ * Control thread: the HTTP/JSON API server of the lifecycle work, on a
+ * Unix socket made before the filters (no production caller yet). It
+ * accepts on that socket (accept4, a rule built at run time on its fd:
+ * confine.c), reads requests and writes answers on the connections,
+ * waits in epoll with timerfds for timeouts, and closes what it is done
+ * with. It makes no socket, opens no file by path, and makes no ring:
+ * what an action needs (a snapshot file) the main thread opens.
+ */
+static const struct confine_rule control_thread_rules[] = {
+	ALLOW(recvfrom),
+	ALLOW(recvmsg),
+	ALLOW(sendto),
+	ALLOW(sendmsg),
+	ALLOW(shutdown),
+	ALLOW(close),
+	ALLOW(epoll_create1),
+	ALLOW(epoll_ctl),
+	ALLOW(epoll_wait),
+	ALLOW(epoll_pwait),
+	ALLOW(timerfd_create),
+	ALLOW(timerfd_settime),
+	ALLOW(timerfd_gettime),
+	ALLOW(poll),
+	ALLOW(ppoll),
+	ALLOW_EQ(fcntl, 1, F_GETFL),
+	ALLOW_EQ(fcntl, 1, F_SETFL),
+};
+
+static const struct confine_part part_control_thread =
+	PART_NO_IOCTLS("control thread", control_thread_rules);
+
 static const struct confine_part part_base = PART_NO_IOCTLS("base",
 							     base_rules);
 static const struct confine_part part_control = PART("control",
@@ -294,6 +326,9 @@ size_t confine_policy_parts(enum confine_class cls,
 		break;
 	case CONFINE_CONSOLE:
 		parts[n++] = &part_console;
+		break;
+	case CONFINE_CONTROL:
+		parts[n++] = &part_control_thread;
 		break;
 	default:
 		break;

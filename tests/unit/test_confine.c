@@ -246,6 +246,22 @@ static int call_tgkill_other(void)
 	return (int)syscall(SYS_tgkill, parent_pid, parent_pid, 0);
 }
 
+/* The control thread's listening socket (SPARE_LISTEN): nothing
+ * waits, so a non-blocking accept answers EAGAIN. */
+static int listen_fd = -1;
+
+static int call_accept_listen(void)
+{
+	return accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK) < 0 &&
+	       errno == EAGAIN ? 0 : -1;
+}
+
+/* The same call on any other descriptor. */
+static int call_accept_other(void)
+{
+	return accept4(spare_fd, NULL, NULL, SOCK_NONBLOCK) < 0 ? 0 : -1;
+}
+
 static int call_tcgets(void)
 {
 	return call_ioctl(TCGETS);
@@ -292,7 +308,7 @@ static int call_nanosleep(void)
 	return nanosleep(&ts, NULL);
 }
 
-enum spare { SPARE_PIPE, SPARE_EPOLL };
+enum spare { SPARE_PIPE, SPARE_EPOLL, SPARE_LISTEN };
 
 struct row {
 	const char *what;
@@ -391,6 +407,29 @@ static const struct row rows[] = {
 	FORBIDDEN("tgkill other", CONFINE_IO, call_tgkill_other, "tgkill"),
 	FORBIDDEN("tgkill other", CONFINE_CONSOLE, call_tgkill_other,
 		  "tgkill"),
+	/* The control class (the API server to come). */
+	{ .what = "accept4 listening", .cls = CONFINE_CONTROL,
+	  .call = call_accept_listen, .spare = SPARE_LISTEN },
+	{ .what = "accept4 other", .cls = CONFINE_CONTROL,
+	  .call = call_accept_other, .syscall = "accept4",
+	  .spare = SPARE_LISTEN },
+	FORBIDDEN("accept4", CONFINE_MAIN, call_accept_other, "accept4"),
+	ALLOWED("write", CONFINE_CONTROL, call_write),
+	ALLOWED("fstat", CONFINE_CONTROL, call_fstat),
+	{ .what = "epoll_wait", .cls = CONFINE_CONTROL,
+	  .call = call_epoll_wait, .spare = SPARE_EPOLL },
+	FORBIDDEN("io_uring_setup", CONFINE_CONTROL, call_uring_setup,
+		  "io_uring_setup"),
+	FORBIDDEN("socket", CONFINE_CONTROL, call_socket, "socket"),
+	FORBIDDEN("create", CONFINE_CONTROL, call_open_create, "openat"),
+	{ .what = "open read-only", .cls = CONFINE_CONTROL,
+	  .call = call_open_ro, .syscall = "openat",
+	  .sanitizer_varies = true },
+	FORBIDDEN("execve", CONFINE_CONTROL, call_execve, "execve"),
+	FORBIDDEN("fork", CONFINE_CONTROL, call_fork, "clone"),
+	FORBIDDEN("KVM_RUN", CONFINE_CONTROL, call_kvm_run, "ioctl"),
+	FORBIDDEN("tgkill other", CONFINE_CONTROL, call_tgkill_other,
+		  "tgkill"),
 	/* ioctl by request number, per class. */
 	ALLOWED("KVM_RUN", CONFINE_VCPU, call_kvm_run),
 	FORBIDDEN("KVM_RUN", CONFINE_IO, call_kvm_run, "ioctl"),
@@ -450,6 +489,7 @@ static const char *const class_names[] = {
 	[CONFINE_VCPU] = "vcpu",
 	[CONFINE_IO] = "io",
 	[CONFINE_CONSOLE] = "console",
+	[CONFINE_CONTROL] = "control",
 };
 
 struct child {
@@ -500,6 +540,17 @@ static int row_child(const void *p)
 	int fds[2];
 
 	parent_pid = getppid();
+	if (a->row->spare == SPARE_LISTEN) {
+		struct sockaddr sa = { .sa_family = AF_UNIX };
+
+		/* Bound to an abstract name the kernel picks (autobind). */
+		listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (listen_fd < 0 ||
+		    bind(listen_fd, &sa, sizeof(sa.sa_family)) ||
+		    listen(listen_fd, 1))
+			return 1;
+		confine_control_listen_fd(listen_fd);
+	}
 	if (a->row->spare == SPARE_EPOLL) {
 		spare_fd = epoll_create1(0);
 	} else {

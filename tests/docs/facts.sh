@@ -6,6 +6,7 @@
 # and this script computes TEXT for every NAME it knows:
 #   fuzz-targets     the number of libFuzzer targets (tests/fuzz/fuzz_*.c
 #                    but the replay driver), as a word ("Nine")
+#   fuzz-target-count the same number in digits
 #   fuzz-target-list the targets' names
 #   slot-bytes       per-queue bookkeeping of the block device: sizeof of
 #                    struct blk_slot, struct virtq_seg and struct iovec,
@@ -56,8 +57,8 @@ slot=$("$tmp/sz")
 rc=0
 for f in $docs; do
 	[ -f "$here/$f" ] || continue
-	FT="$word" FL="$list" SL="$slot" perl -pe '
-		my %v = ("fuzz-targets" => $ENV{FT}, "fuzz-target-list" => $ENV{FL},
+	FT="$word" FN="$n" FL="$list" SL="$slot" perl -pe '
+		my %v = ("fuzz-targets" => $ENV{FT}, "fuzz-target-count" => $ENV{FN}, "fuzz-target-list" => $ENV{FL},
 			 "slot-bytes" => $ENV{SL});
 		s{(<!-- facts:([a-z-]+) -->)(.*?)(<!-- /facts -->)}{
 			exists $v{$2} or die "'"$f"': unknown fact $2\n";

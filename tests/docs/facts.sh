@@ -8,12 +8,16 @@
 #                    but the replay driver), as a word ("Nine")
 #   fuzz-target-count the same number in digits
 #   fuzz-target-list the targets' names
+#   test-tiers       CTest tests per label in BUILD (only with BUILD set: a
+#                    configured build; the committed text is the default
+#                    configuration's, gcc and default options)
 #   slot-bytes       per-queue bookkeeping of the block device: sizeof of
 #                    struct blk_slot, struct virtq_seg and struct iovec,
 #                    compiled against src/ (blk_priv.h), and the total at
 #                    the default queue size 256
 #
 #   tests/docs/facts.sh           rewrite the spans in place
+#   BUILD=build tests/docs/facts.sh  also the per-tier test counts
 #   tests/docs/facts.sh --check   exit 1 (and show the diff) when a
 #                                 committed span differs; the CTest test
 #                                 docs.facts runs this
@@ -54,15 +58,26 @@ ${CC:-cc} -D_GNU_SOURCE -I"$here/src" -I"$here/kernel/vhost-blk/uapi" \
 	"$tmp/sz.c" -o "$tmp/sz"
 slot=$("$tmp/sz")
 
+tiers=
+if [ -n "${BUILD:-}" ]; then
+	for l in unit e2e e2e-arm64 fuzz crash sanitize bench cross image firmware docs; do
+		c=$(ctest --test-dir "$BUILD" -N -L "^$l\$" | sed -n 's/^Total Tests: //p')
+		tiers="$tiers${tiers:+, }$l $c"
+	done
+	all=$(ctest --test-dir "$BUILD" -N | sed -n 's/^Total Tests: //p')
+	tiers="$all in all ($tiers; a test may carry two labels)"
+fi
+
 rc=0
 for f in $docs; do
 	[ -f "$here/$f" ] || continue
-	FT="$word" FN="$n" FL="$list" SL="$slot" perl -pe '
+	TT="$tiers" FT="$word" FN="$n" FL="$list" SL="$slot" perl -pe '
 		my %v = ("fuzz-targets" => $ENV{FT}, "fuzz-target-count" => $ENV{FN}, "fuzz-target-list" => $ENV{FL},
 			 "slot-bytes" => $ENV{SL});
+		$v{"test-tiers"} = $ENV{TT} if $ENV{TT} ne "";
 		s{(<!-- facts:([a-z-]+) -->)(.*?)(<!-- /facts -->)}{
-			exists $v{$2} or die "'"$f"': unknown fact $2\n";
-			"$1$v{$2}$4"
+			exists $v{$2} ? "$1$v{$2}$4" : $2 eq "test-tiers" ? "$1$3$4"
+				: die "'"$f"': unknown fact $2\n"
 		}ge;' "$here/$f" >"$tmp/out"
 	if ! cmp -s "$here/$f" "$tmp/out"; then
 		if [ "$mode" = --check ]; then

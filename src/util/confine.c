@@ -35,6 +35,7 @@
 #include "util/confine.h"
 
 #include <dirent.h>
+#include <linux/fs.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -88,6 +89,8 @@ static struct {
 	struct sock_fprog prog[CONFINE_NR_CLASSES];
 	int selftest;                      /* class, or -1 */
 	int listen_fd;                     /* control's accept4(), or -1 */
+	int disk_fd[CONFINE_MAX_DISK_FDS]; /* BLKDISCARD, BLKZEROOUT */
+	unsigned int nr_disk_fds;
 	uint32_t arch;                     /* the names below are for it */
 	char *syscall_name[CONFINE_NAMED_SYSCALLS];
 	pthread_mutex_t lock;
@@ -369,6 +372,24 @@ static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *prog)
 	return 0;
 }
 
+/* Block-device discard and write-zeroes, on disk descriptor @fd only. */
+static int add_disk_ioctls(scmp_filter_ctx ctx, int fd)
+{
+	static const unsigned long req[] = { BLKDISCARD, BLKZEROOUT };
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2,
+				       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd),
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					       req[i] & 0xffffffffUL));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int build_class(enum confine_class cls, enum confine_mode mode,
 		       struct sock_fprog *prog)
 {
@@ -399,6 +420,10 @@ static int build_class(enum confine_class cls, enum confine_mode mode,
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 				       SCMP_A0(SCMP_CMP_EQ,
 					       (scmp_datum_t)getpid()));
+	if (cls == CONFINE_IO || cls == CONFINE_VCPU) {
+		for (i = 0; !ret && i < confine.nr_disk_fds; i++)
+			ret = add_disk_ioctls(ctx, confine.disk_fd[i]);
+	}
 	/* The control thread accepts on its listening socket only. */
 	if (!ret && cls == CONFINE_CONTROL && confine.listen_fd >= 0)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(accept4), 1,
@@ -442,6 +467,38 @@ static void name_syscalls(void)
 void confine_control_listen_fd(int fd)
 {
 	confine.listen_fd = fd;
+}
+
+int confine_disk_fds(const int *fds, unsigned int n, char *err,
+		     size_t errlen)
+{
+	static const enum confine_class rebuilt[] = { CONFINE_IO,
+						      CONFINE_VCPU };
+	struct sock_fprog prog;
+	unsigned int i;
+	int ret;
+
+	if (n > CONFINE_MAX_DISK_FDS) {
+		snprintf(err, errlen, "seccomp: %u disks: at most %d", n,
+			 CONFINE_MAX_DISK_FDS);
+		return -E2BIG;
+	}
+	memcpy(confine.disk_fd, fds, n * sizeof(*fds));
+	confine.nr_disk_fds = n;
+	if (!confine.prepared)
+		return 0;
+	for (i = 0; i < sizeof(rebuilt) / sizeof(rebuilt[0]); i++) {
+		ret = build_class(rebuilt[i], confine.mode, &prog);
+		if (ret) {
+			snprintf(err, errlen, "--seccomp=%s: cannot build the "
+				 "%s filter: %s", mode_names[confine.mode],
+				 class_names[rebuilt[i]], strerror(-ret));
+			return ret;
+		}
+		free(confine.prog[rebuilt[i]].filter);
+		confine.prog[rebuilt[i]] = prog;
+	}
+	return 0;
 }
 
 int confine_prepare(enum confine_mode mode, char *err, size_t errlen)

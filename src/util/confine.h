@@ -58,6 +58,22 @@ const char *confine_mode_name(enum confine_mode mode);
  */
 void confine_control_listen_fd(int fd);
 
+/* Most disk descriptors confine_disk_fds() takes. */
+#define CONFINE_MAX_DISK_FDS 64
+
+/**
+ * confine_disk_fds() - the descriptors of the disks: BLKDISCARD and
+ * BLKZEROOUT are allowed on these only (until called: on none). Rebuilds
+ * the io and vcpu filters.
+ * @fds: the disks' image descriptors.
+ * @n: how many, at most CONFINE_MAX_DISK_FDS.
+ * @err/@errlen: message on failure.
+ * Return: 0 or -errno.  Context: main thread, after confine_prepare()
+ * and before any vCPU or I/O thread exists.
+ */
+int confine_disk_fds(const int *fds, unsigned int n, char *err,
+		     size_t errlen);
+
 /**
  * confine_prepare() - build every class's filter, set no_new_privs and
  * install the SIGSYS handler that reports forbidden calls. Reads

@@ -195,9 +195,8 @@ static const struct confine_rule io_rules[] = {
 	ALLOW(pwritev),
 };
 
-static const unsigned long io_ioctls[] = {
-	BLKDISCARD, BLKZEROOUT,
-};
+/* BLKDISCARD and BLKZEROOUT: on the disks' descriptors only, rules
+ * built at run time (confine.c, confine_disk_fds()). */
 
 /*
  * Console threads: block in read() or poll() on stdin and write() to
@@ -256,7 +255,7 @@ static const struct confine_part part_control = PART("control",
 						     control_ioctls);
 static const struct confine_part part_vcpu = PART("vcpu", vcpu_rules,
 						  vcpu_ioctls);
-static const struct confine_part part_io = PART("io", io_rules, io_ioctls);
+static const struct confine_part part_io = PART_NO_IOCTLS("io", io_rules);
 static const struct confine_part part_console = PART("console",
 						     console_rules,
 						     console_ioctls);

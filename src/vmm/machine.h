@@ -63,6 +63,14 @@ int machine_open_disks(struct machine *m, char *err, size_t errlen);
  */
 int machine_attach_disks(struct machine *m, char *err, size_t errlen);
 
+/**
+ * machine_confine_disks() - allow block-device discard and write-zeroes
+ * ioctls on the open images' descriptors only (confine_disk_fds()).
+ * Return: 0 or -errno with @err filled. Context: main thread, after the
+ * init steps, before the vCPU threads start.
+ */
+int machine_confine_disks(struct machine *m, char *err, size_t errlen);
+
 /** machine_detach_disks() - stop the devices; in-flight I/O completes. */
 void machine_detach_disks(struct machine *m);
 

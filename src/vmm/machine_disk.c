@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/confine.h"
 #include "virtio/blk.h"
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
@@ -211,6 +212,23 @@ int machine_attach_disks(struct machine *m, char *err, size_t errlen)
 			return ret;
 	}
 	return 0;
+}
+
+/* Discard and write-zeroes ioctls on the disks' descriptors only. */
+int machine_confine_disks(struct machine *m, char *err, size_t errlen)
+{
+	int fds[CONFINE_MAX_DISK_FDS];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < m->nr_disks && n < CONFINE_MAX_DISK_FDS; i++)
+		if (m->disks[i].disk_open)
+			fds[n++] = m->disks[i].disk.fd;
+	if (i < m->nr_disks) {
+		snprintf(err, errlen, "seccomp: %u disks: at most %d",
+			 m->nr_disks, CONFINE_MAX_DISK_FDS);
+		return -E2BIG;
+	}
+	return confine_disk_fds(fds, n, err, errlen);
 }
 
 void machine_detach_disks(struct machine *m)

@@ -407,6 +407,12 @@ int main(int argc, char **argv)
 		}
 		log_startup(init_steps[done].name);
 	}
+	if (machine_confine_disks(&machine, err, sizeof(err))) {
+		fprintf(stderr, "microvm: %s\n", err);
+		machine_undo(&machine, NR_STEPS);
+		cli_free(&cfg);
+		return VM_EXIT_STARTUP;
+	}
 	install_signals();
 	if (arch_machine_console_start(&machine) ||
 	    vm_start_vcpus(&machine.vm)) {

@@ -160,6 +160,22 @@ static int call_blkdiscard(void)
 	return call_ioctl(BLKDISCARD);
 }
 
+static int call_blkzeroout(void)
+{
+	return call_ioctl(BLKZEROOUT);
+}
+
+/* The same requests on a descriptor that is not a disk's (stdin). */
+static int call_blkdiscard_other(void)
+{
+	return ioctl(STDIN_FILENO, BLKDISCARD, 0) < 0 ? 0 : -1;
+}
+
+static int call_blkzeroout_other(void)
+{
+	return ioctl(STDIN_FILENO, BLKZEROOUT, 0) < 0 ? 0 : -1;
+}
+
 /* A snapshot disk's copy-up. No descriptor is open for it: the kernel
  * refuses (EBADF) once the filter has let the call through. */
 static int call_preadv(void)
@@ -448,6 +464,14 @@ static const struct row rows[] = {
 	FORBIDDEN("VHOST_SET_FEATURES", CONFINE_MAIN, call_vhost_set_features,
 		  "ioctl"),
 	ALLOWED("BLKDISCARD", CONFINE_IO, call_blkdiscard),
+	ALLOWED("BLKZEROOUT", CONFINE_IO, call_blkzeroout),
+	ALLOWED("BLKDISCARD", CONFINE_VCPU, call_blkdiscard),
+	FORBIDDEN("BLKDISCARD other fd", CONFINE_IO, call_blkdiscard_other,
+		  "ioctl"),
+	FORBIDDEN("BLKZEROOUT other fd", CONFINE_IO, call_blkzeroout_other,
+		  "ioctl"),
+	FORBIDDEN("BLKDISCARD other fd", CONFINE_VCPU, call_blkdiscard_other,
+		  "ioctl"),
 	FORBIDDEN("BLKDISCARD", CONFINE_MAIN, call_blkdiscard, "ioctl"),
 	FORBIDDEN("BLKDISCARD", CONFINE_CONSOLE, call_blkdiscard, "ioctl"),
 	ALLOWED("preadv", CONFINE_IO, call_preadv),
@@ -562,6 +586,11 @@ static int row_child(const void *p)
 		fprintf(stderr, "prepare: %s\n", err);
 		return 1;
 	}
+	/* The spare fd stands for the disk. */
+	if (confine_disk_fds(&spare_fd, 1, err, sizeof(err))) {
+		fprintf(stderr, "disk fds: %s\n", err);
+		return 1;
+	}
 	confine_thread(a->row->cls);
 	return a->row->call() ? 1 : 0;
 }
@@ -636,7 +665,8 @@ static int stacked_child(const void *arg)
 
 	(void)arg;
 	spare_fd = epoll_create1(0);
-	if (confine_prepare(CONFINE_ON, err, sizeof(err)))
+	if (confine_prepare(CONFINE_ON, err, sizeof(err)) ||
+	    confine_disk_fds(&spare_fd, 1, err, sizeof(err)))
 		return 1;
 	pthread_setname_np(pthread_self(), "vcpu0");
 	confine_thread(CONFINE_VCPU);

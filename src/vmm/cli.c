@@ -33,7 +33,7 @@ static const char usage_text[] =
 "                      microvm's own messages stay on stderr\n"
 "  --cpus N            vCPUs, 1-254 (default 1)\n"
 "  --memory SIZE[,merge=on]\n"
-"                      guest RAM with K/M/G suffix, plain numbers are MiB\n"
+"                      guest RAM with K/M/G/T suffix, plain numbers are MiB\n"
 "                      (default " CONFIG_DEFAULT_MEMORY_ARG ");\n"
 "                      merge=on lets the host's KSM merge identical pages\n"
 "                      (denser, but a side channel between guests; off by\n"

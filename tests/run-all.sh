@@ -84,6 +84,15 @@ report()
 cmake -S "$root" -B "$build" -DMICROVM_WERROR=ON
 cmake --build "$build" -j "$(nproc)"
 
+# What the expected list's when:MICROVM_HOST_KVM=none entries test:
+# "hw" where /dev/kvm exists and the CPU has vmx/svm (run-guest.sh's
+# direct mode can run), else "none" (a software /dev/kvm counts as none).
+if [ -e /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	export MICROVM_HOST_KVM=hw
+else
+	export MICROVM_HOST_KVM=none
+fi
+
 status=0
 rm -f "$build/retries.log"
 (cd "$build" && ctest --output-on-failure --no-tests=error \

@@ -91,7 +91,7 @@ foreach(case ${E2E_BAD_INPUT_CASES})
 	add_test(NAME e2e.cli.${case} COMMAND ${E2E_DIR}/bad-input.sh
 		--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS} ${case})
 	set_tests_properties(e2e.cli.${case} PROPERTIES FIXTURES_REQUIRED e2e
-		LABELS "e2e;cli" TIMEOUT 120)
+		LABELS "e2e;cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()
 
 # virtio-blk disks: boots from a virtio root disk, multi-queue fio.

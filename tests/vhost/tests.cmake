@@ -6,13 +6,23 @@
 # that e2e.vhost.module_build (host lane) builds, the vhost-blk-module
 # target's, and skips (77) without one for the L1 kernel or without the
 # nested harness.
-add_executable(vhost_blk_selftest ${CMAKE_CURRENT_LIST_DIR}/vhost_blk_selftest.c)
-target_include_directories(vhost_blk_selftest PRIVATE
-	${CMAKE_SOURCE_DIR}/kernel/vhost-blk)
-# (The sanitizer runtimes do not link statically.)
-if(NOT MICROVM_SANITIZE AND NOT MICROVM_TSAN)
-	target_link_options(vhost_blk_selftest PRIVATE -static)
-endif()
+# vhost_blk_stress (tests/vhost/kasan) shares the simulated driver.
+add_library(vblk_sim STATIC ${CMAKE_CURRENT_LIST_DIR}/vblk_sim.c)
+target_include_directories(vblk_sim PUBLIC
+	${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/kernel/vhost-blk)
+foreach(prog vhost_blk_selftest vhost_blk_stress)
+	if(prog STREQUAL vhost_blk_stress)
+		set(src ${CMAKE_CURRENT_LIST_DIR}/kasan/vhost_blk_stress.c)
+	else()
+		set(src ${CMAKE_CURRENT_LIST_DIR}/${prog}.c)
+	endif()
+	add_executable(${prog} ${src})
+	target_link_libraries(${prog} PRIVATE vblk_sim)
+	# (The sanitizer runtimes do not link statically.)
+	if(NOT MICROVM_SANITIZE AND NOT MICROVM_TSAN)
+		target_link_options(${prog} PRIVATE -static)
+	endif()
+endforeach()
 
 # Builds the module for KERNEL_VERSION (seconds when it is up to date);
 # build.sh's exit 77 (headers or linux-source not installed) is the only

@@ -53,3 +53,14 @@ set_tests_properties(e2e.vhost.disk_pci_cpus8_queues8
 	e2e.vhost.disk_pci_cpus2_queues1 e2e.vhost.disk_mmio_cpus2_queues1
 	e2e.vhost.disk_mmio_cpus8_queues8 PROPERTIES
 	FIXTURES_REQUIRED "e2e;vhost_blk_ko")
+
+# The guest's I/O under the credentials of the user running microvm
+# (creds-test.sh): in one L1, microvm as uid 1000 on a sparse image on an
+# ext2 with half its blocks reserved for root; under engine=io_uring and
+# engine=vhost the guest's writes fail with an I/O error where uid 1000's
+# own writes stop, and root's reserve stays free.
+e2e_add(e2e.vhost.creds nested ${E2E_DIR}/creds-test.sh
+	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS}
+	--vhost ${VHOST_BLK_KO})
+set_tests_properties(e2e.vhost.creds PROPERTIES
+	FIXTURES_REQUIRED "e2e;vhost_blk_ko" TIMEOUT 900)

@@ -20,6 +20,12 @@
 # Exit status: PROGRAM's; 77 when the mode cannot run here; 255 when the
 # harness itself failed (message on stderr).
 #
+# Nested mode, environment: MICROVM_E2E_L1_CPUS (default 1),
+# MICROVM_E2E_L1_MEMORY (MiB, default 2048), MICROVM_E2E_L1_KERNEL (L1's
+# kernel instead of the artifacts' vmlinuz: the KASAN tier's, with KVM
+# built in), MICROVM_E2E_L1_APPEND (more of L1's command line),
+# MICROVM_E2E_L1_LOG (a file that gets L1's whole console log).
+#
 # Nested mode: the L1 initramfs is prepare.sh's l1-base.cpio.gz with a
 # small uncompressed cpio prepended that holds PROGRAM, the libraries ldd
 # lists for it, input files (at their host paths) and /e2e/run.env. L1's
@@ -348,8 +354,9 @@ run_nested()
 	local qemu_args=(-machine q35 -accel "tcg${MICROVM_E2E_TCG_OPTS:+,$MICROVM_E2E_TCG_OPTS}" -cpu max
 		-smp "${MICROVM_E2E_L1_CPUS:-1}" -m "${MICROVM_E2E_L1_MEMORY:-2048}"
 		-nodefaults -no-user-config -display none -no-reboot
-		-kernel "$art/vmlinuz" -initrd "$work/l1.cpio"
-		-append "console=ttyS0 quiet panic=-1"
+		-kernel "${MICROVM_E2E_L1_KERNEL:-$art/vmlinuz}"
+		-initrd "$work/l1.cpio"
+		-append "console=ttyS0 quiet panic=-1${MICROVM_E2E_L1_APPEND:+ $MICROVM_E2E_L1_APPEND}"
 		-chardev "file,id=l1con,path=$work/l1.log" -serial chardev:l1con
 		-serial chardev:l2con "${drives[@]}")
 	# ttyS1 reads our stdin only for "--stdin -"; otherwise it is a
@@ -371,6 +378,7 @@ run_nested()
 	fi
 	rc=$?
 	tr -d '\r' <"$work/l1.log" >"$work/l1.txt"
+	[ -z "${MICROVM_E2E_L1_LOG:-}" ] || cp "$work/l1.txt" "$MICROVM_E2E_L1_LOG"
 	# L1's kernel locking up or stalling (its console shows errors only):
 	# the evidence e2e_emulator_failure (lib.sh) needs to blame the
 	# emulator for an L2 triple fault or --timeout.

@@ -41,3 +41,6 @@ add_test(NAME e2e.vhost.module
 set_tests_properties(e2e.vhost.module PROPERTIES
 	FIXTURES_REQUIRED "e2e;vhost_blk_ko"
 	LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK e2e_vm)
+
+# The KASAN tier (off by default; -DMICROVM_KASAN_TIER=ON).
+include(${CMAKE_CURRENT_LIST_DIR}/kasan/tests.cmake)

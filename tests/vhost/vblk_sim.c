@@ -399,7 +399,7 @@ void fill_random(uint8_t *p, size_t n)
  * Return: how many there are (-1 if /proc cannot be read); @ticks, if not
  * NULL, gets their CPU time (utime + stime, clock ticks) added.
  */
-int scan_workers(pid_t pid, long *ticks)
+int scan_workers(pid_t pid, long *ticks, pid_t *tids, int max)
 {
 	char want[32], path[300], buf[512];
 	struct dirent *de;
@@ -423,6 +423,8 @@ int scan_workers(pid_t pid, long *ticks)
 		/* pid (comm) state ... utime stime: fields 14 and 15. */
 		if (fgets(buf, sizeof(buf), f) && (p = strchr(buf, '(')) &&
 		    !strncmp(p, want, strlen(want))) {
+			if (tids && n < max)
+				tids[n] = (pid_t)atoi(de->d_name);
 			n++;
 			if (ticks && (p = strrchr(p, ')')) &&
 			    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
@@ -437,7 +439,7 @@ int scan_workers(pid_t pid, long *ticks)
 
 int count_workers(pid_t pid)
 {
-	return scan_workers(pid, NULL);
+	return scan_workers(pid, NULL, NULL, 0);
 }
 
 int open_backing(const char *path, bool *direct)

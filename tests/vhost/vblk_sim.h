@@ -131,8 +131,9 @@ int sync_rw(struct dev *d, unsigned int qi, uint32_t type,
 	    uint64_t sector, uint32_t len);
 
 /* Our kernel workers ("vblk-PID.N"): how many (-1: no /proc); @ticks, if
- * not NULL, gets their CPU time in clock ticks added. */
-int scan_workers(pid_t pid, long *ticks);
+ * not NULL, gets their CPU time in clock ticks added; the thread ids of
+ * the first @max go to @tids, if not NULL. */
+int scan_workers(pid_t pid, long *ticks, pid_t *tids, int max);
 int count_workers(pid_t pid);
 /* @path opened O_DIRECT where it can be (*direct says), else buffered. */
 int open_backing(const char *path, bool *direct);

@@ -139,7 +139,7 @@ static long workers_cpu_ms(pid_t pid)
 {
 	long ticks = 0, hz = sysconf(_SC_CLK_TCK);
 
-	if (hz <= 0 || scan_workers(pid, &ticks) <= 0)
+	if (hz <= 0 || scan_workers(pid, &ticks, NULL, 0) <= 0)
 		return -1;
 	return ticks * 1000 / hz;
 }

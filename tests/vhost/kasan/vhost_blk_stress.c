@@ -9,6 +9,7 @@
  *   close  close(2) of the device with I/O in flight, then exit;
  *   exit   exit with the device open and I/O in flight;
  *   kill   SIGKILL from the parent with I/O in flight.
+ * Meanwhile the child moves its kernel workers from CPU to CPU at random.
  * With --module, every --reload-every rounds the module is unloaded as
  * soon as the child is gone and loaded again (delete_module and
  * finit_module by this program, so that no shell delay hides a late
@@ -26,10 +27,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,6 +57,36 @@ static unsigned long taint(void)
 		die("/proc/sys/kernel/tainted");
 	fclose(f);
 	return t & ~TAINT_MODULE_BITS;
+}
+
+/* The child's kernel workers, moved between CPUs while they serve. */
+static pid_t tids[2 * MAXQ];
+static int ntids, ncpus;
+
+static void find_workers(void)
+{
+	ntids = scan_workers(getpid(), NULL, tids, (int)(sizeof(tids) /
+							sizeof(tids[0])));
+	if (ntids > (int)(sizeof(tids) / sizeof(tids[0])))
+		ntids = sizeof(tids) / sizeof(tids[0]);
+}
+
+/*
+ * One worker to one CPU at random: a request's completion then often
+ * arrives on the CPU its worker has just left (a timer started there, or
+ * its softirq), the only way a worker can reap a request whose completion
+ * is still running elsewhere.
+ */
+static void migrate_one(void)
+{
+	cpu_set_t set;
+
+	if (ntids <= 0 || ncpus < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(rnd() % ncpus, &set);
+	/* A worker that has just returned is gone: nothing to check. */
+	sched_setaffinity(tids[rnd() % ntids], sizeof(set), &set);
 }
 
 /* Keep every slot of every queue busy for @us microseconds. */
@@ -84,6 +117,7 @@ static void run_io(struct dev *d, long us)
 			if (posted)
 				kick(d, qi);
 		}
+		migrate_one();
 		poll(p, d->nq, 1);
 	} while (now_s() < until);
 }
@@ -97,6 +131,33 @@ static int open_disk(const char *path)
 	return fd;
 }
 
+/*
+ * After a stop: every request the device took from a ring (up to its
+ * last_avail_idx) is back in the used ring; those it had not taken yet
+ * stay published and are served after the next start.
+ */
+static bool stop_pushed_all(struct dev *d)
+{
+	unsigned int qi;
+
+	for (qi = 0; qi < d->nq; qi++) {
+		struct vhost_vring_state base = { .index = qi };
+		uint16_t used;
+
+		if (ioctl(d->fd, VHOST_GET_VRING_BASE, &base))
+			die("VHOST_GET_VRING_BASE");
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		used = *(volatile uint16_t *)&d->q[qi].used->idx;
+		if (used != (uint16_t)base.num) {
+			fprintf(stderr, "queue %u: %u requests taken, %u used "
+				"after the stop\n", qi, base.num, used);
+			return false;
+		}
+		reap(d, qi);
+	}
+	return true;
+}
+
 /* The child: I/O, then @a after @us; exit status 0 unless a check failed. */
 static void child(const char *disk, enum action a, long us)
 {
@@ -106,17 +167,18 @@ static void child(const char *disk, enum action a, long us)
 
 	if (dev_open(&d, nq, BASE_FEATURES) || dev_backend(&d, fd, 0, 0))
 		_exit(2);
+	find_workers();
 	run_io(&d, us);
 	switch (a) {
 	case A_RESET:
 		for (k = 0; k < resets; k++) {
 			if (dev_backend(&d, -1, 0, 0))
 				_exit(3);
-			/* Stop pushed every request in flight. */
-			if (!wait_all(&d, TIMEOUT_MS))
+			if (!stop_pushed_all(&d))
 				_exit(4);
 			if (dev_backend(&d, fd, 0, 0))
 				_exit(5);
+			find_workers();
 			run_io(&d, us / 2);
 		}
 		_exit(failures ? 1 : 0);
@@ -133,8 +195,9 @@ static void child(const char *disk, enum action a, long us)
 
 static const char *const child_why[] = {
 	[1] = "a ring check failed", [2] = "device setup failed",
-	[3] = "SET_BACKEND -1 failed", [4] = "requests in flight at a stop "
-	"were never pushed to the used ring", [5] = "backend restart failed",
+	[3] = "SET_BACKEND -1 failed", [4] = "requests the device had taken "
+	"were not in the used ring after a stop", [5] = "backend restart "
+	"failed",
 };
 
 static void wait_dev(void)
@@ -225,7 +288,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			rnd_state = strtoull(argv[++i], NULL, 0) | 1;
+			rnd_state = strtoull(argv[++i], NULL, 0) *
+				    0x9e3779b97f4a7c15ull | 1;
 		else if (!strcmp(argv[i], "--module") && i + 1 < argc)
 			ko = argv[++i];
 		else if (!strcmp(argv[i], "--reload-every") && i + 1 < argc)
@@ -242,6 +306,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t_start = now_s();
+	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (access("/dev/vhost-blk", F_OK)) {
 		printf("SKIP: no /dev/vhost-blk\n");
 		return 77;

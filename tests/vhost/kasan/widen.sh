@@ -14,12 +14,18 @@ src=$1 out=$2 usec=$3
 case "$usec" in
 '' | *[!0-9]*) echo "widen.sh: USEC must be a number, not '$usec'" >&2; exit 1 ;;
 esac
-awk -v usec="$usec" '
+# udelay() takes at most 20000 us; mdelay() (whole ms) beyond 1000.
+if [ "$usec" -gt 1000 ]; then
+	delay="mdelay($(((usec + 999) / 1000)))"
+else
+	delay="udelay($usec)"
+fi
+awk -v delay="$delay" '
 	/^static void vhost_blk_queue_done\(/ { infn = 1 }
 	infn && /^}/ { infn = 0 }
 	{ print }
 	infn && /^\tllist_add\(&r->node, &q->done\);$/ {
-		print "\tudelay(" usec ");	/* test build: widen the race */"
+		print "\t" delay ";	/* test build: widen the race */"
 		n++
 	}
 	END { if (n != 1) exit 3 }

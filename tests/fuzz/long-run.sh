@@ -21,8 +21,11 @@ logdir=${3:-${TMPDIR:-/tmp}/microvm-fuzz}
 [ $# -ge 3 ] && shift 3 || shift $#
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$logdir/$name.corpus"
+# A target with no checked-in seeds (fuzz_pl011) starts from nothing.
+seeds=$here/corpus/$name
+[ -d "$seeds" ] || seeds=
 cd "$logdir"
 exec nice -n "${NICE:-19}" "$bin" -runs=${RUNS:-10000000} \
 	-max_total_time=${MAX_TIME:-3600} -max_len=20000 \
 	-print_final_stats=1 -artifact_prefix="$logdir/$name-" "$@" \
-	"$logdir/$name.corpus" "$here/corpus/$name" >"$logdir/$name.log" 2>&1
+	"$logdir/$name.corpus" ${seeds:+"$seeds"} >"$logdir/$name.log" 2>&1

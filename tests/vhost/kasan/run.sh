@@ -167,6 +167,8 @@ report)
 	if [ -n "$reports" ]; then
 		echo "kasan/run.sh: PASS: the kernel reported the bug of ${rev:-the work tree}:"
 		echo "$reports"
+		echo "kasan/run.sh: L1's log from the first report on:"
+		grep -aE -m 1 -A 40 'BUG:|general protection|KASAN:' "$work/l1.log"
 		exit 0
 	fi
 	echo "kasan/run.sh: FAIL: no kernel report (status $status): the stress did not catch ${rev:-the work tree}"

@@ -55,9 +55,12 @@ skip_reason()
 report()
 {
 	local log=$1 skipped name why bad=0 n
-	# CTest's closing list: "  12 - name (Skipped)" / "(Disabled)".
-	skipped=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (\(Skipped\|Disabled\))$/\1 \2/p' \
-		"$log")
+	# CTest's closing list: "  12 - name (Skipped)" / "(Disabled)",
+	# after its last "N% tests passed" line only: a failed test's
+	# output (a sanitizer tier's own CTest run) has lists of its own.
+	skipped=$(awk '/^[0-9]+% tests passed/ { n = NR } { line[NR] = $0 }
+		END { for (i = n + 1; n && i <= NR; i++) print line[i] }' "$log" |
+		sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (\(Skipped\|Disabled\))$/\1 \2/p')
 	n=$(printf '%s' "$skipped" | grep -c . || true)
 	echo "run-all: skipped: $n"
 	while read -r name kind; do

@@ -601,4 +601,14 @@ static inline int blk_test_main(void (*run_engine)(void))
 	return blk_test_main_with(run_engine, false);
 }
 
+/* UNDER_SANITIZER: built with ASan or TSan (gcc or clang), where timing
+ * and memory-footprint claims of the plain build do not hold. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
 #endif

@@ -505,14 +505,6 @@ static void run_engine(void)
 	dev_close();
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* the sampler may _exit() */

@@ -254,14 +254,6 @@ static void test_poll_off_waits_for_kick(void)
 	dev_close();
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-
 /*
  * Stop (reset) while the thread polls in a full window (the cap, 1000
  * us): it sees the stop request at once rather than at the window's end.

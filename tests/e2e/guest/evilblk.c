@@ -446,15 +446,19 @@ static bool case_huge_aliased(struct ev_ctx *c, char *why, size_t n)
  * a 511-byte segment at an odd address, a 1-byte one (together the first
  * sector, misaligned for O_DIRECT), then HUGE_SEGS - 2 segments of 1 MiB
  * that all alias page C: about 248 MiB each, four disjoint ranges written
- * four times over. Legal: all must complete with status OK within
- * SPLIT_WAIT_MS (the userspace engine takes well under a minute nested).
+ * four times over. Legal: all must complete with status OK. The device
+ * fails if SPLIT_STALL_MS pass with no completion (a hang) or all take
+ * longer than SPLIT_WAIT_MS. Nested, the userspace engine takes 25-50 s
+ * alone but over 120 s beside other nested guests on a loaded CI host,
+ * so progress, not a fixed time, is what is held.
  */
-#define SPLIT_WAIT_MS 120000
+#define SPLIT_STALL_MS 90000
+#define SPLIT_WAIT_MS 300000
 static bool case_huge_split_writes(struct ev_ctx *c, char *why, size_t n)
 {
 	unsigned int k = A_IND_ALL, t, i, bad = 0, done = 0;
 	uint64_t per = ((uint64_t)(HUGE_SEGS - 2) * HUGE_SEG_LEN + 512) / 512;
-	long t0, left;
+	long t0, last, left;
 
 	if (c->d->qmax < HUGE_SEGS + 2 || c->d->capacity < 4 * per ||
 	    !(c->d->features & (1ULL << EV_F_INDIRECT))) {
@@ -478,12 +482,19 @@ static bool case_huge_split_writes(struct ev_ctx *c, char *why, size_t n)
 			(HUGE_SEGS + 2) * 16, VD_INDIRECT, 0);
 		ev_post(c, (uint16_t)t);
 	}
-	t0 = now_ms();
+	t0 = last = now_ms();
 	ev_kick(c);
-	while (done < k && (left = SPLIT_WAIT_MS - (now_ms() - t0)) > 0) {
+	while (done < k) {
 		struct ev_out o;
 
+		left = SPLIT_WAIT_MS - (now_ms() - t0);
+		if (left > SPLIT_STALL_MS - (now_ms() - last))
+			left = SPLIT_STALL_MS - (now_ms() - last);
+		if (left <= 0)
+			break;
 		ev_wait(c, (int)(k - done < 8 ? k - done : 8), (int)left, &o);
+		if (o.nused > 0)
+			last = now_ms();
 		done += (unsigned int)o.nused;
 		if (o.needs_reset) {
 			snprintf(why, n, "NEEDS_RESET after %u", done);

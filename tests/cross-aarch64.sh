@@ -31,7 +31,8 @@ build=${1:-$root/build-aarch64}
 # Absolute: the link line names files below it.
 build=$(realpath -m "$build")
 packages=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	liburing-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64 libfdt1:arm64)
+	liburing-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64 libfdt1:arm64
+	libjson-c-dev:arm64)
 
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)

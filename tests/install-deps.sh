@@ -9,10 +9,13 @@
 # libfdt and zlib build the arm64 device tree and Image loader; dtc
 # (device-tree-compiler) decompiles the tree in its unit test; qemu-system-arm
 # runs the arm64 nested tier (tests/e2e-arm64).
+# json-c parses the API's and the config file's JSON; curl drives the API
+# in its tests as Firecracker's guides do (--unix-socket).
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
+	libjson-c-dev curl
 	zlib1g-dev device-tree-compiler qemu-system-x86 qemu-system-arm busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4 dmsetup
 	linux-source-6.1 flex bison bc libelf-dev xz-utils perl)

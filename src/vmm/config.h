@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "util/confine.h"
+#include "util/ratelimit.h"
 
 #define CONFIG_MAX_CPUS 254
 #define CONFIG_MAX_DISKS 16
@@ -48,6 +49,7 @@ struct disk_config {
 	unsigned int irq_hold_max; /* 0: the queue size */
 	enum config_engine engine;
 	bool defer_set;          /* defer= given */
+	struct rl_config rl;     /* rate limits; all zero: none */
 };
 
 struct vm_config {

@@ -83,6 +83,46 @@ static const char *const blk_op_names[DISK_OP_COUNT] = {
 	[DISK_OP_WRITE_ZEROES] = "write-zeroes",
 };
 
+/*
+ * Count a request that reached the disk by operation: what succeeded and
+ * its bytes, or one failure. Relaxed adds: the queue thread is the only
+ * writer; --stats and metrics only read.
+ */
+static void bq_count_op(struct blk_queue *bq, enum disk_op op, bool ok,
+			uint64_t bytes)
+{
+	struct virtio_queue_stats *st = &bq->q->stats;
+	atomic_uint_fast64_t *n, *b = NULL;
+
+	if (!ok) {
+		atomic_fetch_add_explicit(&st->execute_fails, 1,
+					  memory_order_relaxed);
+		return;
+	}
+	switch (op) {
+	case DISK_OP_READ:
+		n = &st->read_count;
+		b = &st->read_bytes;
+		break;
+	case DISK_OP_WRITE:
+		n = &st->write_count;
+		b = &st->write_bytes;
+		break;
+	case DISK_OP_FLUSH:
+		n = &st->flush_count;
+		break;
+	case DISK_OP_DISCARD:
+		n = &st->discard_count;
+		break;
+	default:
+		n = &st->write_zeroes_count;
+		break;
+	}
+	atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+	if (b)
+		atomic_fetch_add_explicit(b, bytes, memory_order_relaxed);
+}
+
 /* disk_complete_fn: one finished disk request. */
 static void bq_complete(void *arg, struct disk_req *r)
 {
@@ -106,6 +146,7 @@ static void bq_complete(void *arg, struct disk_req *r)
 	} else if (r->op == DISK_OP_READ) {
 		written += (uint32_t)slot->req.data_len;
 	}
+	bq_count_op(bq, r->op, status == VIRTIO_BLK_S_OK, slot->req.data_len);
 	bq_finish(bq, slot, status, written);
 }
 
@@ -165,6 +206,8 @@ static bool bq_start_req(struct blk_queue *bq, struct blk_slot *slot)
 		return true;
 	}
 	if (disk_queue_submit(bq->dq, dr) == -EAGAIN) {
+		atomic_fetch_add_explicit(&bq->q->stats.engine_full, 1,
+					  memory_order_relaxed);
 		bq->pending = slot;
 		return false;
 	}
@@ -205,6 +248,8 @@ static bool bq_take_one(struct blk_queue *bq)
 				"%s: queue %u: bad chain: %s",
 				bq->b->vdev->name, bq->q->index,
 				virtq_error_str(bq->q->vq.last_error));
+		atomic_fetch_add_explicit(&bq->q->stats.invalid_reqs, 1,
+					  memory_order_relaxed);
 		bq_push_nostatus(bq, elem.head);
 		return true;
 	}
@@ -216,6 +261,8 @@ static bool bq_take_one(struct blk_queue *bq)
 	log_ratelimited(&bq->rl, LOG_WARN, "%s: queue %u: bad request: %s",
 			bq->b->vdev->name, bq->q->index,
 			blk_req_error_str(err));
+	atomic_fetch_add_explicit(&bq->q->stats.invalid_reqs, 1,
+				  memory_order_relaxed);
 	if (slot->req.status) {
 		bq_finish(bq, slot, blk_req_status(err), 1);
 	} else {

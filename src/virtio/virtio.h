@@ -76,6 +76,24 @@ struct virtio_queue_stats {
 	 * time ran out, and when enough completions had joined. */
 	atomic_uint_fast64_t hold_timed;
 	atomic_uint_fast64_t hold_full;
+	/*
+	 * Per operation (blk), counted as a request that reached the disk
+	 * completes: those that succeeded and the bytes they moved
+	 * (Firecracker's read_count, read_bytes, ...). Failures apart:
+	 * execute_fails (the disk failed it), invalid_reqs (refused before
+	 * execution: a malformed chain or header); both are in errors too.
+	 * engine_full: requests that waited for room in the disk queue.
+	 */
+	atomic_uint_fast64_t read_count;
+	atomic_uint_fast64_t read_bytes;
+	atomic_uint_fast64_t write_count;
+	atomic_uint_fast64_t write_bytes;
+	atomic_uint_fast64_t flush_count;
+	atomic_uint_fast64_t discard_count;
+	atomic_uint_fast64_t write_zeroes_count;
+	atomic_uint_fast64_t execute_fails;
+	atomic_uint_fast64_t invalid_reqs;
+	atomic_uint_fast64_t engine_full;
 };
 
 struct virtio_queue {

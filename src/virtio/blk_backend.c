@@ -54,8 +54,12 @@ static void threads_stop(struct blk_dev *b, struct blk_backend_start *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->nr_queues; i++)
+	for (i = 0; i < s->nr_queues; i++) {
 		blk_queue_stop(&b->queues[s->queues[i].index]);
+		/* Where the thread stopped taking requests: a later start
+		 * (resume) goes on from there, replaying nothing. */
+		s->queues[i].base = s->queues[i].q->vq.last_avail_idx;
+	}
 }
 
 static int threads_start(struct blk_dev *b, struct blk_backend_start *s)

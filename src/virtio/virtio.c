@@ -53,6 +53,37 @@ void virtio_dev_destroy(struct virtio_dev *vdev)
 	pthread_mutex_destroy(&vdev->lock);
 }
 
+void virtio_dev_pause(struct virtio_dev *vdev)
+{
+	pthread_mutex_lock(&vdev->lock);
+	if (!vdev->paused) {
+		vdev->paused = true;
+		vdev->paused_running = vdev->running;
+		if (vdev->running) {
+			vdev->ops->stop(vdev);
+			vdev->running = false;
+		}
+	}
+	pthread_mutex_unlock(&vdev->lock);
+}
+
+int virtio_dev_resume(struct virtio_dev *vdev)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&vdev->lock);
+	if (vdev->paused && vdev->paused_running) {
+		ret = vdev->ops->start(vdev);
+		if (!ret)
+			vdev->running = true;
+	}
+	vdev->paused = vdev->paused_running = false;
+	pthread_mutex_unlock(&vdev->lock);
+	if (ret)
+		virtio_dev_broken(vdev, "cannot resume the device");
+	return ret;
+}
+
 uint8_t virtio_get_status(struct virtio_dev *vdev)
 {
 	uint8_t s = __atomic_load_n(&vdev->status, __ATOMIC_ACQUIRE);
@@ -70,6 +101,7 @@ void virtio_reset_locked(struct virtio_dev *vdev)
 		vdev->ops->stop(vdev);
 		vdev->running = false;
 	}
+	vdev->paused = vdev->paused_running = false;
 	__atomic_store_n(&vdev->status, 0, __ATOMIC_RELEASE);
 	atomic_store(&vdev->needs_reset, false);
 	vdev->driver_features = 0;

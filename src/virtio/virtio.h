@@ -174,6 +174,8 @@ struct virtio_dev {
 	uint32_t config_generation;
 	atomic_uint isr;
 	bool running; /* ops->start() succeeded and ops->stop() not yet run */
+	bool paused;  /* virtio_dev_pause() ran, virtio_dev_resume() not yet */
+	bool paused_running; /* it was running when paused */
 	unsigned int num_queues;
 	struct virtio_queue queues[VIRTIO_MAX_QUEUES];
 	struct log_ratelimit rl;
@@ -218,6 +220,27 @@ uint8_t virtio_get_status(struct virtio_dev *vdev);
  * Context: vCPU thread, vdev->lock held.
  */
 void virtio_reset_locked(struct virtio_dev *vdev);
+
+/**
+ * virtio_dev_pause() - stop serving the queues without a reset: every
+ * request the device took completes and is pushed, its threads are
+ * joined (vhost: the module stops the rings), the avail index where each
+ * queue stopped is kept, and status, features, queue configuration and
+ * pending interrupts stay as they are. Idempotent.
+ * Context: the machine's lifecycle thread, with the vCPUs parked (no
+ * register write may run meanwhile).
+ */
+void virtio_dev_pause(struct virtio_dev *vdev);
+
+/**
+ * virtio_dev_resume() - serve the queues again from where the pause left
+ * them: nothing is replayed, nothing is skipped, and requests the driver
+ * added meanwhile are looked at first. A device that cannot start again
+ * reports NEEDS_RESET.
+ * Return: 0, or the device's -errno (the device is then broken).
+ * Context: as virtio_dev_pause().
+ */
+int virtio_dev_resume(struct virtio_dev *vdev);
 
 /**
  * virtio_set_driver_features_locked() - store 32 feature bits at @word

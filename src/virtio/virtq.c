@@ -79,9 +79,10 @@ static uint16_t *avail_event(const struct virtq *vq)
 	return used_word(vq, USED_RING + (size_t)USED_ELEM_BYTES * vq->size);
 }
 
-int virtq_start(struct virtq *vq, const struct guest_mem *gm, uint16_t size,
-		uint64_t desc, uint64_t avail, uint64_t used,
-		uint64_t features)
+/* Validate and map the rings into @vq; nothing in guest memory written. */
+static int virtq_map(struct virtq *vq, const struct guest_mem *gm,
+		     uint16_t size, uint64_t desc, uint64_t avail,
+		     uint64_t used, uint64_t features)
 {
 	void *d, *a, *u;
 
@@ -112,11 +113,51 @@ int virtq_start(struct virtq *vq, const struct guest_mem *gm, uint16_t size,
 	vq->avail = a;
 	vq->used = u;
 	vq->ready = true;
+	return 0;
+}
 
+int virtq_start(struct virtq *vq, const struct guest_mem *gm, uint16_t size,
+		uint64_t desc, uint64_t avail, uint64_t used,
+		uint64_t features)
+{
+	int ret = virtq_map(vq, gm, size, desc, avail, used, features);
+
+	if (ret)
+		return ret;
 	/* Start with kicks wanted for the first buffer (§2.7.10.2). */
 	ring_store(used_word(vq, USED_FLAGS), 0, __ATOMIC_RELAXED);
 	if (vq->event_idx)
 		ring_store(avail_event(vq), 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void virtq_save(const struct virtq *vq, struct virtq_state *st)
+{
+	st->last_avail_idx = vq->last_avail_idx;
+	st->used_idx = vq->used_idx;
+	st->signalled_used = vq->signalled_used;
+}
+
+int virtq_restore(struct virtq *vq, const struct guest_mem *gm,
+		  uint16_t size, uint64_t desc, uint64_t avail, uint64_t used,
+		  uint64_t features, const struct virtq_state *st)
+{
+	int ret = virtq_map(vq, gm, size, desc, avail, used, features);
+
+	if (ret)
+		return ret;
+	/*
+	 * Every chain taken has been pushed (a device pauses only once its
+	 * requests completed): the distance between the two indices is at
+	 * most one ring's worth, or the state is not one we saved.
+	 */
+	if ((uint16_t)(st->last_avail_idx - st->used_idx) > size) {
+		vq->ready = false;
+		return -EINVAL;
+	}
+	vq->last_avail_idx = st->last_avail_idx;
+	vq->used_idx = st->used_idx;
+	vq->signalled_used = st->signalled_used;
 	return 0;
 }
 

@@ -162,6 +162,33 @@ int virtq_start(struct virtq *vq, const struct guest_mem *gm, uint16_t size,
 		uint64_t desc, uint64_t avail, uint64_t used,
 		uint64_t features);
 
+/* Where a queue stands, the host side of it: what pause and snapshot keep. */
+struct virtq_state {
+	uint16_t last_avail_idx;
+	uint16_t used_idx;
+	uint16_t signalled_used;
+};
+
+/**
+ * virtq_save() - the indices of a stopped queue, for virtq_restore().
+ * Context: the queue thread, or any thread while it is stopped.
+ */
+void virtq_save(const struct virtq *vq, struct virtq_state *st);
+
+/**
+ * virtq_restore() - as virtq_start() (the same checks of size, alignment
+ * and placement), but the queue goes on from @st and nothing is written
+ * to guest memory: the driver's view of the rings (used flags, event
+ * index) stays as the device left it.
+ * Return: 0, or -EINVAL for rings virtq_start() would refuse or an @st
+ * whose used index trails the avail index by more than @size; the queue
+ * is then left not ready.
+ * Context: as virtq_start().
+ */
+int virtq_restore(struct virtq *vq, const struct guest_mem *gm,
+		  uint16_t size, uint64_t desc, uint64_t avail, uint64_t used,
+		  uint64_t features, const struct virtq_state *st);
+
 /**
  * virtq_pop() - take the next available descriptor chain.
  * @vq: started queue

@@ -28,6 +28,9 @@
 #include "util/confine.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR2
+/* How long a vCPU thread may take to leave KVM_RUN once kicked. */
+#define VCPU_STOP_LIMIT_MS 10000
+#define VCPU_KICK_PERIOD_MS 20
 
 static __thread struct kvm_run *vcpu_self_run;
 
@@ -46,6 +49,8 @@ int vm_open(struct vm *vm, char *err, size_t errlen)
 	if (!dev || !*dev)
 		dev = "/dev/kvm";
 	vm->kvm_fd = vm->vm_fd = vm->exit_fd = -1;
+	pthread_mutex_init(&vm->park_lock, NULL);
+	pthread_cond_init(&vm->park_cond, NULL);
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
 	vm->kvm_fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -260,10 +265,12 @@ static void vcpu_count_exit(struct vcpu *v, int ret, struct kvm_run *run)
 	} else {
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO:
-			k = VCPU_EXIT_IO;
+			k = run->io.direction == KVM_EXIT_IO_OUT ?
+				    VCPU_EXIT_IO_OUT : VCPU_EXIT_IO_IN;
 			break;
 		case KVM_EXIT_MMIO:
-			k = VCPU_EXIT_MMIO;
+			k = run->mmio.is_write ? VCPU_EXIT_MMIO_WRITE :
+						 VCPU_EXIT_MMIO_READ;
 			break;
 		case KVM_EXIT_INTR:
 			k = VCPU_EXIT_INTR;
@@ -288,15 +295,56 @@ void vm_print_stats(struct vm *vm, int fd)
 		}
 		dprintf(fd,
 			"microvm: stats vcpu %u: exits %llu io %llu mmio %llu "
-			"intr %llu other %llu\n",
-			i, sum, n[VCPU_EXIT_IO], n[VCPU_EXIT_MMIO],
-			n[VCPU_EXIT_INTR], n[VCPU_EXIT_OTHER]);
+			"intr %llu other %llu io-in %llu io-out %llu "
+			"mmio-read %llu mmio-write %llu\n",
+			i, sum, n[VCPU_EXIT_IO_IN] + n[VCPU_EXIT_IO_OUT],
+			n[VCPU_EXIT_MMIO_READ] + n[VCPU_EXIT_MMIO_WRITE],
+			n[VCPU_EXIT_INTR], n[VCPU_EXIT_OTHER],
+			n[VCPU_EXIT_IO_IN], n[VCPU_EXIT_IO_OUT],
+			n[VCPU_EXIT_MMIO_READ], n[VCPU_EXIT_MMIO_WRITE]);
 	}
 }
+
+/*
+ * A pause was asked for: wait here, outside KVM_RUN, until it is lifted
+ * or the VM ends. Whatever exit the thread handled last is complete.
+ */
+static void vcpu_park(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	pthread_mutex_lock(&vm->park_lock);
+	vm->nr_parked++;
+	pthread_cond_broadcast(&vm->park_cond);
+	while (atomic_load(&vm->pause_req) && !atomic_load(&vm->stopping))
+		pthread_cond_wait(&vm->park_cond, &vm->park_lock);
+	vm->nr_parked--;
+	pthread_mutex_unlock(&vm->park_lock);
+}
+
+static void vcpu_loop_enter(struct vm *vm, int delta)
+{
+	pthread_mutex_lock(&vm->park_lock);
+	vm->nr_running += delta;
+	pthread_cond_broadcast(&vm->park_cond);
+	pthread_mutex_unlock(&vm->park_lock);
+}
+
+static void *vcpu_run_loop(struct vcpu *v);
 
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	void *ret;
+
+	vcpu_loop_enter(v->vm, 1);
+	ret = vcpu_run_loop(v);
+	vcpu_loop_enter(v->vm, -1);
+	return ret;
+}
+
+static void *vcpu_run_loop(struct vcpu *v)
+{
 	struct vm *vm = v->vm;
 	struct kvm_run *run = v->run;
 	bool first = v->index == 0;
@@ -313,6 +361,11 @@ static void *vcpu_thread(void *arg)
 
 	while (!atomic_load(&vm->stopping)) {
 		int ret;
+
+		if (atomic_load(&vm->pause_req)) {
+			vcpu_park(v);
+			continue;
+		}
 
 		/* --stats "startup": how long setup took, to the guest's start. */
 		if (first) {
@@ -436,15 +489,74 @@ int vm_wait(struct vm *vm, unsigned int timeout_s)
 	return atomic_load(&vm->exit_status);
 }
 
-/* How long a vCPU thread may take to leave KVM_RUN once kicked. */
-#define VCPU_STOP_LIMIT_MS 10000
-#define VCPU_KICK_PERIOD_MS 20
+
+/* Kick every vCPU thread that is not parked out of KVM_RUN. */
+static void vm_kick_unparked(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->ncpus; i++)
+		if (vm->vcpus[i].started)
+			pthread_kill(vm->vcpus[i].thread, VCPU_KICK_SIGNAL);
+}
+
+int vm_pause_vcpus(struct vm *vm, unsigned int limit_ms)
+{
+	unsigned int waited = 0;
+	int ret = 0;
+
+	if (atomic_load(&vm->stopping))
+		return -ESHUTDOWN;
+	atomic_store(&vm->pause_req, true);
+	pthread_mutex_lock(&vm->park_lock);
+	while (vm->nr_parked < vm->nr_running) {
+		struct timespec ts;
+
+		if (atomic_load(&vm->stopping)) {
+			ret = -ESHUTDOWN;
+			break;
+		}
+		if (waited >= limit_ms) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		/* A kick that lands before KVM_RUN sets immediate_exit;
+		 * repeated, as one may land before the pause_req check. */
+		pthread_mutex_unlock(&vm->park_lock);
+		vm_kick_unparked(vm);
+		pthread_mutex_lock(&vm->park_lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += VCPU_KICK_PERIOD_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&vm->park_cond, &vm->park_lock, &ts);
+		waited += VCPU_KICK_PERIOD_MS;
+	}
+	pthread_mutex_unlock(&vm->park_lock);
+	if (ret)
+		vm_resume_vcpus(vm);
+	return ret;
+}
+
+void vm_resume_vcpus(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->park_lock);
+	atomic_store(&vm->pause_req, false);
+	pthread_cond_broadcast(&vm->park_cond);
+	pthread_mutex_unlock(&vm->park_lock);
+}
 
 int vm_stop_vcpus(struct vm *vm)
 {
 	unsigned int i, stuck = 0;
 
 	atomic_store(&vm->stopping, true);
+	/* Parked threads wake, see stopping and leave. */
+	pthread_mutex_lock(&vm->park_lock);
+	pthread_cond_broadcast(&vm->park_cond);
+	pthread_mutex_unlock(&vm->park_lock);
 	for (i = 0; i < vm->ncpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 		unsigned int waited;

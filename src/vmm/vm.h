@@ -37,8 +37,12 @@ struct kvm_run;
 
 /* Why KVM_RUN returned to this vCPU's thread, counted for --stats. */
 enum vcpu_exit_kind {
-	VCPU_EXIT_IO,    /* KVM_EXIT_IO: port I/O no in-kernel device took */
-	VCPU_EXIT_MMIO,  /* KVM_EXIT_MMIO: MMIO no ioeventfd took */
+	/* KVM_EXIT_IO: port I/O no in-kernel device took, by direction */
+	VCPU_EXIT_IO_IN,
+	VCPU_EXIT_IO_OUT,
+	/* KVM_EXIT_MMIO: MMIO no ioeventfd took, by direction */
+	VCPU_EXIT_MMIO_READ,
+	VCPU_EXIT_MMIO_WRITE,
 	VCPU_EXIT_INTR,  /* KVM_EXIT_INTR or EINTR/EAGAIN: a signal (kick) */
 	VCPU_EXIT_OTHER, /* everything else (arch exits, shutdown, errors) */
 	VCPU_EXIT_KINDS
@@ -89,6 +93,16 @@ struct vm {
 	const char *exit_reason;
 	/* clock_since_start_ns() as vCPU 0 entered KVM_RUN first; 0: not yet */
 	_Atomic uint64_t first_run_ns;
+	/*
+	 * Parking (vm_pause_vcpus()): while pause_req is set, each vCPU
+	 * thread waits on park_cond at the top of its run loop, outside
+	 * KVM_RUN, counted in nr_parked; all under park_lock.
+	 */
+	pthread_mutex_t park_lock;
+	pthread_cond_t park_cond;
+	atomic_bool pause_req;
+	unsigned int nr_parked;
+	unsigned int nr_running; /* vCPU threads inside their run loop */
 };
 
 /**
@@ -161,6 +175,22 @@ int vm_wait(struct vm *vm, unsigned int timeout_s);
 int vm_stop_vcpus(struct vm *vm);
 
 /**
+ * vm_pause_vcpus() - park every vCPU thread at a safe point: outside
+ * KVM_RUN, any exit it was handling finished, at the top of its loop.
+ * Kicks until all have parked or @limit_ms passed.
+ * Return: 0 with every running vCPU parked; -ETIMEDOUT (the vCPUs are
+ * resumed again) or -ESHUTDOWN when the VM is ending.
+ * Context: the thread that owns the machine's lifecycle (main).
+ */
+int vm_pause_vcpus(struct vm *vm, unsigned int limit_ms);
+
+/**
+ * vm_resume_vcpus() - let parked vCPU threads run again.
+ * Context: as vm_pause_vcpus().
+ */
+void vm_resume_vcpus(struct vm *vm);
+
+/**
  * vm_dump_vcpus() - log every vCPU's main registers (for --verbose after a
  * timeout or crash).  Context: main thread, vCPUs stopped.
  */
@@ -171,7 +201,8 @@ void vm_close(struct vm *vm);
 
 /**
  * vm_print_stats() - one "microvm: stats vcpu N: ..." line per vCPU with
- * its returns from KVM_RUN (exits to userspace) by kind.
+ * its returns from KVM_RUN (exits to userspace) by kind: port I/O and
+ * MMIO in all, then each by direction.
  * @vm: the VM
  * @fd: where to write
  *

@@ -1,0 +1,326 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# microvm-jailer on this host, with jail_probe (a static program that
+# reports what it sees) as the exec file instead of microvm. One CASE a
+# run:
+#   basic       the jailer stays and exits with the probe's status (7);
+#               uid/gid 1000, no groups; pid 1 of a new PID namespace;
+#               new mount/IPC/UTS namespaces, hostname = id; "/" is the
+#               chroot (only the jail's entries, "/.." is "/", one mount);
+#               /dev/kvm and /dev/net/tun made for 1000:1000; fds 0-2
+#               only (an fd 9 and 5 open in the caller); no environment;
+#               rlimits no-file 2048 (default) and fsize as given;
+#               --id and the three start-time values first in argv, then
+#               the args after "--"; the pid file names it
+#   new-pid-ns  the jailer exits 0 while the probe still runs as pid 1
+#   daemonize   as new-pid-ns, and the probe has its own session with
+#               stdout on /dev/null (nothing of it reaches ours)
+#   cgroup-v1   --cgroup cpu.shares=512 (and cpuset.mems=0 when there is
+#               a v1 cpuset hierarchy): the probe in <parent>/<id> of each
+#   cgroup-v2   --cgroup-version 2 --cgroup cgroup.max.descendants=3:
+#               the probe in <cgroup2>/<parent>/<id> with the value set
+#   netns       --netns FILE (a network namespace bound there): joined
+#   exec-fail   a dynamic binary (no loader in the jail): the exec fails,
+#               the jailer exits 1 with one line naming it
+# Usage: jail-test.sh --jailer BIN --probe BIN [--workdir DIR] CASE
+# Exit: 0 pass, 1 fail, 77 skipped (not root, no namespaces, or the
+# cgroup hierarchy the case needs is absent).
+set -uo pipefail
+
+jailer=
+probe=
+workdir=${TMPDIR:-/tmp}
+while [ $# -gt 1 ]; do
+	case "$1" in
+	--jailer) jailer=$(realpath "$2"); shift 2 ;;
+	--probe) probe=$(realpath "$2"); shift 2 ;;
+	--workdir) workdir=$2; shift 2 ;;
+	*) echo "jail-test: unknown option '$1'" >&2; exit 1 ;;
+	esac
+done
+case_=${1:-}
+[ -n "$jailer" ] && [ -n "$probe" ] && [ -n "$case_" ] || {
+	echo "jail-test: usage: $0 --jailer BIN --probe BIN [--workdir DIR] CASE" >&2
+	exit 1
+}
+skip()
+{
+	echo "jail-test: SKIP: $*"
+	exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root"
+unshare -m -p -f -i -u true 2>/dev/null || skip "no namespaces here"
+
+mkdir -p "$workdir"
+work=$(mktemp -d "$workdir/jail-test.XXXXXX") || exit 1
+id=jt-$case_-$$
+name=$(basename "$probe")
+root=$work/base/$name/$id/root
+cgdirs=()
+cleanup()
+{
+	local d
+	[ -z "${probe_pid:-}" ] || kill -KILL "$probe_pid" 2>/dev/null
+	wait 2>/dev/null
+	for d in "${cgdirs[@]}"; do
+		rmdir "$d" "$(dirname "$d")" 2>/dev/null
+	done
+	[ -z "${netns_file:-}" ] || umount "$netns_file" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/base"
+
+fails=0
+fail()
+{
+	echo "jail-test: FAIL: $*"
+	fails=$((fails + 1))
+}
+# has LINE: the probe's report holds LINE exactly.
+has()
+{
+	grep -qxF "PROBE $1" "$root/report.txt" || fail "no 'PROBE $1' in the report"
+}
+
+# start ARGS...: the jailer in the background, with fds 5 and 9 open and
+# a variable in its environment, none of which may reach the probe.
+start()
+{
+	FOO=leak "$jailer" --id "$id" --exec-file "$probe" --uid 1000 \
+		--gid 1000 --chroot-base-dir "$work/base" "$@" \
+		>"$work/out" 2>"$work/err" 5</dev/null 9>"$work/fd9" &
+	jailer_pid=$!
+	local i
+	jailer_status=
+	for ((i = 0; i < 1500; i++)); do
+		[ -e "$root/report.txt" ] && [ -s "$root/$name.pid" ] && break
+		# Detached cases: the jailer ends first; a failing one too.
+		if [ -z "$jailer_status" ] && ! kill -0 "$jailer_pid" 2>/dev/null; then
+			wait "$jailer_pid"
+			jailer_status=$?
+			[ "$jailer_status" = 0 ] || break
+		fi
+		sleep 0.02
+	done
+	[ -e "$root/report.txt" ] || {
+		[ -n "$jailer_status" ] || { wait "$jailer_pid"; jailer_status=$?; }
+		jailer_pid=
+		fail "no report from the probe (jailer status $jailer_status: $(cat "$work/err"))"
+		finish_case
+	}
+	probe_pid=$(cat "$root/$name.pid")
+}
+
+# The probe seen from here, while it holds.
+check_outside()
+{
+	local p=$probe_pid ns a b
+	[[ "$p" =~ ^[0-9]+$ ]] || { fail "pid file holds '$p'"; return; }
+	grep -q "^NSpid:[[:space:]]*$p[[:space:]]*1\$" "/proc/$p/status" ||
+		fail "not pid 1 of a new PID namespace: $(grep NSpid "/proc/$p/status")"
+	grep -q "^Uid:[[:space:]]*1000[[:space:]]*1000[[:space:]]*1000[[:space:]]*1000\$" \
+		"/proc/$p/status" || fail "uids: $(grep Uid "/proc/$p/status")"
+	grep -q "^Gid:[[:space:]]*1000[[:space:]]*1000[[:space:]]*1000[[:space:]]*1000\$" \
+		"/proc/$p/status" || fail "gids: $(grep Gid "/proc/$p/status")"
+	grep -q "^CapEff:[[:space:]]*0*\$" "/proc/$p/status" ||
+		fail "capabilities left: $(grep CapEff "/proc/$p/status")"
+	for ns in mnt pid ipc uts; do
+		a=$(readlink "/proc/$$/ns/$ns")
+		[ "$ns" = pid ] && a=$(readlink "/proc/$$/ns/pid")
+		b=$(readlink "/proc/$p/ns/$ns")
+		[ -n "$b" ] && [ "$a" != "$b" ] || fail "$ns namespace is ours ($b)"
+	done
+	# One mount, the jail's root; its source is our chroot directory.
+	[ "$(wc -l <"/proc/$p/mountinfo")" = 1 ] &&
+		[ "$(cut -d' ' -f5 "/proc/$p/mountinfo")" = / ] ||
+		fail "mounts seen: $(cat "/proc/$p/mountinfo")"
+	[ "$(ls "/proc/$p/fd" | sort -n | tr '\n' ' ')" = "0 1 2 " ] ||
+		fail "open fds: $(ls -l "/proc/$p/fd")"
+	[ "$(readlink "/proc/$p/root")" = / ] ||
+		fail "root: $(readlink "/proc/$p/root")"
+	[ "$(readlink "/proc/$p/exe")" = "/$name" ] ||
+		fail "exe: $(readlink "/proc/$p/exe")"
+}
+
+check_report()
+{
+	local e
+	has "ids ruid=1000 euid=1000 suid=1000 rgid=1000 egid=1000 sgid=1000 groups=0"
+	grep -qE '^PROBE pid=1 ppid=0 ' "$root/report.txt" ||
+		fail "$(grep '^PROBE pid' "$root/report.txt")"
+	has "hostname=$id"
+	has "dotdot same=1"
+	has "chroot-again=Operation not permitted"
+	# The jail's own entries only.
+	for e in $(sed -n 's|^PROBE entry /\([^/]*\)$|\1|p' "$root/report.txt"); do
+		case "$e" in
+		"$name" | "$name.pid" | dev | run | report.tmp) ;;
+		*) fail "'/$e' in the jail" ;;
+		esac
+	done
+	has "entry /$name"
+	has "dev /dev/kvm chr=1 major=10 minor=232 uid=1000 gid=1000 mode=600"
+	has "dev /dev/net/tun chr=1 major=10 minor=200 uid=1000 gid=1000 mode=600"
+	[ "$(grep -c '^PROBE fd ' "$root/report.txt")" = 3 ] && has "fd 0" &&
+		has "fd 1" && has "fd 2" ||
+		fail "fds: $(grep '^PROBE fd' "$root/report.txt" | tr '\n' ' ')"
+	has "env count=0"
+	has "argv[0]=/$name"
+	has "argv[1]=--id"
+	has "argv[2]=$id"
+	has "argv[3]=--start-time-us"
+	has "argv[5]=--start-time-cpu-us"
+	has "argv[7]=--parent-cpu-time-us"
+	grep -qE '^PROBE argv\[4\]=[0-9]+$' "$root/report.txt" &&
+		grep -qE '^PROBE argv\[6\]=[0-9]+$' "$root/report.txt" &&
+		grep -qE '^PROBE argv\[8\]=[0-9]+$' "$root/report.txt" ||
+		fail "start-time values: $(grep -E 'argv\[[468]\]' "$root/report.txt")"
+	has "argv[9]=--hold"
+}
+
+# Release the probe, reap the jailer, report.
+finish_case()
+{
+	touch "$root/go" 2>/dev/null
+	if [ -n "${jailer_pid:-}" ]; then
+		wait "$jailer_pid"
+		jailer_status=$?
+		jailer_pid=
+		[ "$jailer_status" = "${finish_case_status:-0}" ] ||
+			fail "the jailer exited $jailer_status, not ${finish_case_status:-0}"
+	fi
+	probe_pid=
+	if [ "$fails" -gt 0 ]; then
+		echo "jail-test: $case_: $fails check(s) failed; jailer stderr:"
+		cat "$work/err"
+		echo "jail-test: the probe's report:"
+		cat "$root/report.txt" 2>/dev/null
+		exit 1
+	fi
+	echo "jail-test: $case_: PASS"
+	exit 0
+}
+
+# alive PID: PID runs (a zombie, reparented to whoever reaps, does not).
+alive()
+{
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+# A detached start: the jailer is gone, the probe still holding.
+check_detached()
+{
+	[ -n "$jailer_status" ] || { wait "$jailer_pid"; jailer_status=$?; }
+	jailer_pid=
+	[ "$jailer_status" = 0 ] || fail "the jailer exited $jailer_status"
+	alive "$probe_pid" || fail "the probe is not running"
+	check_outside
+	check_report
+	touch "$root/go"
+	local i
+	for ((i = 0; i < 500; i++)); do
+		alive "$probe_pid" || break
+		sleep 0.02
+	done
+	alive "$probe_pid" && fail "the probe did not end"
+	probe_pid=
+}
+
+case "$case_" in
+basic)
+	start --resource-limit fsize=1048576 -- --hold --exit 7
+	check_outside
+	check_report
+	has "rlimit nofile=2048 fsize=1048576"
+	has "argv[10]=--exit"
+	has "argv[11]=7"
+	finish_case_status=7
+	;;
+new-pid-ns)
+	start --new-pid-ns -- --hold
+	check_detached
+	has "rlimit nofile=2048 fsize=-1"
+	;;
+daemonize)
+	start --daemonize --resource-limit no-file=64 -- --hold
+	check_detached
+	has "rlimit nofile=64 fsize=-1"
+	has "stdout chr=1 major=1 minor=3"
+	grep -qE '^PROBE pid=1 ppid=0 sid=1$' "$root/report.txt" ||
+		fail "no session of its own: $(grep '^PROBE pid' "$root/report.txt")"
+	[ ! -s "$work/out" ] || fail "the probe's output reached ours"
+	;;
+cgroup-v1)
+	cpu=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+	cpuset=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$cpu" ] && [ -w "$cpu" ] || skip "no writable cgroup v1 cpu hierarchy"
+	parent=jail-test-$$/vms
+	cgdirs=("$cpu/$parent/$id")
+	args=(--parent-cgroup "$parent" --cgroup cpu.shares=512)
+	if [ -n "$cpuset" ]; then
+		cgdirs+=("$cpuset/$parent/$id")
+		args+=(--cgroup cpuset.mems=0)
+	fi
+	start "${args[@]}" -- --hold
+	check_outside
+	grep -qE "^[0-9]+:([^:]*,)?cpu(,[^:]*)?:/$parent/$id\$" "/proc/$probe_pid/cgroup" ||
+		fail "cpu cgroup: $(cat "/proc/$probe_pid/cgroup")"
+	[ "$(cat "$cpu/$parent/$id/cpu.shares")" = 512 ] || fail "cpu.shares"
+	if [ -n "$cpuset" ]; then
+		grep -qE "^[0-9]+:([^:]*,)?cpuset(,[^:]*)?:/$parent/$id\$" \
+			"/proc/$probe_pid/cgroup" ||
+			fail "cpuset cgroup: $(cat "/proc/$probe_pid/cgroup")"
+		[ "$(cat "$cpuset/$parent/$id/cpuset.mems")" = 0 ] &&
+			[ "$(cat "$cpuset/$parent/$id/cpuset.cpus")" = \
+			  "$(cat "$cpuset/cpuset.cpus")" ] ||
+			fail "cpuset.mems/cpus not set or not inherited"
+	fi
+	;;
+cgroup-v2)
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] && [ -w "$mnt" ] || skip "no writable cgroup2 hierarchy"
+	parent=jail-test-$$
+	cgdirs=("$mnt/$parent/$id")
+	start --cgroup-version 2 --parent-cgroup "$parent" \
+		--cgroup cgroup.max.descendants=3 -- --hold
+	check_outside
+	grep -qx "0::/$parent/$id" "/proc/$probe_pid/cgroup" ||
+		fail "cgroup: $(cat "/proc/$probe_pid/cgroup")"
+	[ "$(cat "$mnt/$parent/$id/cgroup.max.descendants")" = 3 ] ||
+		fail "cgroup.max.descendants"
+	;;
+netns)
+	netns_file=$work/netns
+	touch "$netns_file"
+	unshare --net="$netns_file" true 2>/dev/null ||
+		{ netns_file=; skip "cannot bind a network namespace to a file"; }
+	start --netns "$netns_file" -- --hold
+	check_outside
+	[ "$(stat -L -c %i "$netns_file")" = \
+	  "$(stat -L -c %i "/proc/$probe_pid/ns/net")" ] ||
+		fail "not in the --netns namespace"
+	;;
+exec-fail)
+	# A dynamic binary: its loader is not in the jail.
+	dyn=$(type -P true)
+	! ldd "$dyn" >/dev/null 2>&1 && skip "$dyn is static"
+	"$jailer" --id "$id" --exec-file "$dyn" --uid 1000 --gid 1000 \
+		--chroot-base-dir "$work/base" >"$work/out" 2>"$work/err"
+	st=$?
+	[ "$st" = 1 ] || fail "the jailer exited $st, not 1"
+	[ "$(wc -l <"$work/err")" = 1 ] &&
+		grep -q "^microvm-jailer: exec of /true in the jail .* failed: No such file or directory\$" \
+		"$work/err" || fail "stderr: $(cat "$work/err")"
+	[ ! -e "$work/base/true/$id/root/true.pid" ] || fail "pid file left behind"
+	root=$work/base/true/$id/root
+	finish_case
+	;;
+*)
+	echo "jail-test: unknown case '$case_'" >&2
+	exit 1
+	;;
+esac
+finish_case

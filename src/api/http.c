@@ -106,11 +106,17 @@ static int parse_request_line(struct http_parser *p, char *line)
 	for (end = target; *end; end++)
 		if (!is_target_char((unsigned char)*end))
 			return fail(p, "invalid URI");
-	/* absolute-form (RFC 9112 §3.2.2): keep the path only. */
+	/* absolute-form (RFC 9112 §3.2.2): keep the path only; none after
+	 * the authority is "/", written over the scheme. */
 	if (!strncasecmp(target, "http://", 7)) {
-		target = strchr(target + 7, '/');
-		if (!target)
-			target = (char *)"/";
+		char *auth_end = target + 7 + strcspn(target + 7, "/?#");
+
+		if (*auth_end == '/') {
+			target = auth_end;
+		} else {
+			target[0] = '/';
+			target[1] = '\0';
+		}
 	}
 	if (target[0] != '/')
 		return fail(p, "invalid URI");

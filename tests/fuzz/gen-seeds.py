@@ -467,6 +467,35 @@ def seeds_blk():
           blk_hdr(size=3, align=2, negotiate=0) + each)
 
 
+# ---- fuzz_http: limit selector, chunk seed, then the client's bytes ----
+def http_in(stream, limit=4, seed=0):
+    return bytes([limit, seed]) + stream
+
+
+@target
+def seeds_http():
+    body = b'{"vcpu_count": 2, "mem_size_mib": 1024}'
+    put = (b"PUT /machine-config HTTP/1.1\r\nHost: localhost\r\n"
+           b"Accept: application/json\r\nContent-Type: application/json"
+           b"\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
+    write("fuzz_http", "get", http_in(b"GET / HTTP/1.1\r\n\r\n"))
+    write("fuzz_http", "put-body", http_in(put, seed=3))
+    write("fuzz_http", "pipelined",
+          http_in(put + b"\r\nGET /vm/config?x HTTP/1.1\r\n\r\n" +
+                  b"PATCH /vm HTTP/1.0\r\nConnection: keep-alive\r\n"
+                  b"Content-Length: 19\r\n\r\n{\"state\": \"Paused\"}",
+                  seed=7))
+    write("fuzz_http", "expect",
+          http_in(b"PUT /drives/rootfs HTTP/1.1\r\nExpect: 100-continue"
+                  b"\r\nContent-Length: 2\r\n\r\n{}", limit=2))
+    write("fuzz_http", "over-limit", http_in(put, limit=3, seed=1))
+    write("fuzz_http", "chunked",
+          http_in(b"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"))
+    write("fuzz_http", "absolute",
+          http_in(b"GET http://localhost/version HTTP/1.1\r\n"
+                  b"Connection: close\r\n\r\n"))
+
+
 def main(argv):
     names = argv[1:] or sorted(GENERATORS)
     for n in names:

@@ -132,3 +132,5 @@ microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
 	devices/i8042.c devices/exitdev.c devices/boottime.c devices/pvpanic.c
 	util/clock.c
 	util/evloop.c util/log.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})
+# The API's HTTP request parser, on its own (no socket, no thread).
+microvm_fuzz_target(fuzz_http api/http.c)

@@ -285,6 +285,35 @@ static void virtio_print_hold_stats(struct virtio_dev *vdev, unsigned int i,
 		(unsigned long long)full);
 }
 
+/* Requests of queue @i by operation (blk), when it served any. */
+static void virtio_print_op_stats(struct virtio_dev *vdev, unsigned int i,
+				  int fd)
+{
+	struct virtio_queue_stats *s = &vdev->queues[i].stats;
+	unsigned long long v[] = {
+		atomic_load(&s->read_count), atomic_load(&s->read_bytes),
+		atomic_load(&s->write_count), atomic_load(&s->write_bytes),
+		atomic_load(&s->flush_count), atomic_load(&s->discard_count),
+		atomic_load(&s->write_zeroes_count),
+		atomic_load(&s->execute_fails), atomic_load(&s->invalid_reqs),
+		atomic_load(&s->engine_full),
+	};
+	unsigned long long any = 0;
+	size_t k;
+
+	for (k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		any |= v[k];
+	if (!any)
+		return;
+	dprintf(fd,
+		"microvm: stats %s queue %u ops: read %llu read-bytes %llu "
+		"write %llu write-bytes %llu flush %llu discard %llu "
+		"write-zeroes %llu execute-fails %llu invalid %llu "
+		"engine-full %llu\n",
+		vdev->name, i, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+		v[8], v[9]);
+}
+
 void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 {
 	unsigned int i;
@@ -305,6 +334,7 @@ void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 			(unsigned long long)atomic_load(&s->errors),
 			req ? (double)sig / (double)req : 0.0,
 			(unsigned long long)atomic_load(&s->coalesced));
+		virtio_print_op_stats(vdev, i, fd);
 		virtio_print_poll_stats(vdev, i, fd);
 		virtio_print_hold_stats(vdev, i, fd);
 	}

@@ -291,8 +291,10 @@ void virtio_dev_broken(struct virtio_dev *vdev, const char *why);
 void virtio_config_changed(struct virtio_dev *vdev);
 
 /**
- * virtio_dev_print_stats() - per-queue counters, one line each, and a
- * second "polling:" line for each queue that polled.
+ * virtio_dev_print_stats() - per-queue counters, one line each, then for
+ * each queue an "ops:" line of its requests by operation (when it served
+ * any), a "polling:" line (when it polled) and an "irq-hold:" line (when
+ * it held notifications).
  */
 void virtio_dev_print_stats(struct virtio_dev *vdev, int fd);
 

@@ -105,8 +105,10 @@ static void test_print_stats(void)
 	ssize_t n;
 	int fds[2];
 
-	atomic_store(&vcpus[0].exits[VCPU_EXIT_IO], 5);
-	atomic_store(&vcpus[0].exits[VCPU_EXIT_MMIO], 7);
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_IO_IN], 2);
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_IO_OUT], 3);
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_MMIO_READ], 4);
+	atomic_store(&vcpus[0].exits[VCPU_EXIT_MMIO_WRITE], 3);
 	atomic_store(&vcpus[1].exits[VCPU_EXIT_INTR], 2);
 	atomic_store(&vcpus[1].exits[VCPU_EXIT_OTHER], 1);
 	CHECK_EQ(pipe(fds), 0);
@@ -116,9 +118,11 @@ static void test_print_stats(void)
 	close(fds[0]);
 	CHECK(n > 0);
 	CHECK(strstr(buf, "microvm: stats vcpu 0: exits 12 io 5 mmio 7 "
-			  "intr 0 other 0\n") == buf);
+			  "intr 0 other 0 io-in 2 io-out 3 mmio-read 4 "
+			  "mmio-write 3\n") == buf);
 	CHECK(strstr(buf, "microvm: stats vcpu 1: exits 3 io 0 mmio 0 "
-			  "intr 2 other 1\n") != NULL);
+			  "intr 2 other 1 io-in 0 io-out 0 mmio-read 0 "
+			  "mmio-write 0\n") != NULL);
 	/* No vCPUs yet (startup failed early): nothing, no crash. */
 	vm.vcpus = NULL;
 	CHECK_EQ(pipe(fds), 0);

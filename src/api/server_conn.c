@@ -225,8 +225,9 @@ void api_conn_event(struct api_server *s, struct api_conn *c,
 		if (c->out)
 			break; /* the socket is full: wait for EPOLLOUT */
 	}
-	/* The client shut its side and nothing is left to answer. */
-	if (c->eof && !c->out)
+	/* The client shut its side and nothing is left to answer, or the
+	 * answer could not be queued. */
+	if ((c->eof || c->closing) && !c->out)
 		goto close;
 	if (conn_rearm(s, c))
 		goto close;

@@ -26,6 +26,8 @@ struct machine_mmio_dev {
 
 struct arch_machine;
 struct machine_disk;
+struct metrics;
+struct metrics_drive;
 struct pci_bus;
 
 struct machine {
@@ -46,6 +48,7 @@ struct machine {
 	 * --console file (main's "console" step opens it).
 	 */
 	int console_fd;
+	struct metrics *metrics; /* metrics_init() (vmm/metrics.h) */
 };
 
 /**
@@ -83,6 +86,16 @@ void machine_close_disks(struct machine *m);
  * console's output counters), to @fd.
  */
 void machine_print_stats(struct machine *m, int fd);
+
+/**
+ * machine_metrics_drives() - each disk with a device, for a metrics line:
+ * its drive id, its device's queue counters and its image's counters.
+ * Return: how many of @out were filled (at most @max).
+ * Context: any thread while the disks exist.
+ */
+unsigned int machine_metrics_drives(struct machine *m,
+				    struct metrics_drive *out,
+				    unsigned int max);
 
 struct uart_host;
 

@@ -16,6 +16,7 @@
 #include "virtio/mmio.h"
 #include "virtio/pci.h"
 #include "vmm/machine.h"
+#include "vmm/metrics.h"
 
 #define DEFAULT_QUEUE_SIZE 256
 
@@ -290,6 +291,25 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		md->disk.map != NULL,
 		(unsigned long long)atomic_load(&s->inline_calls),
 		(unsigned long long)atomic_load(&s->copy_ups));
+}
+
+unsigned int machine_metrics_drives(struct machine *m,
+				    struct metrics_drive *out,
+				    unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < m->nr_disks && n < max; i++) {
+		struct machine_disk *md = &m->disks[i];
+
+		if (!md->blk)
+			continue;
+		out[n].id = md->vdev.name;
+		out[n].vdev = &md->vdev;
+		out[n].disk = &md->disk.stats;
+		n++;
+	}
+	return n;
 }
 
 void machine_print_stats(struct machine *m, int fd)

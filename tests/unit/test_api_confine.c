@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The API server under its seccomp class. In a forked child the server's
- * thread confines itself (CONFINE_CONTROL, mode on): requests are still
- * served (everything the server calls is allowed), /proc shows the
- * thread's filter (Seccomp: 2), and a handler that makes a forbidden
- * call (socket()) ends the child by SIGSYS.
+ * thread confines itself (CONFINE_CONTROL, mode on): it still serves
+ * (everything the server calls is allowed: requests, errors, a deadline,
+ * the tick's timerfd), /proc shows the thread's filter (Seccomp: 2), and
+ * a handler that makes a forbidden call (socket()) ends the child by
+ * SIGSYS.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +23,15 @@
 #include "util/confine.h"
 
 static char sock_path[108];
+static atomic_int ticks;
 
-/* Child: serve under the filter, check it, then trip it. Exits 1..6 on
+static void count_tick(void *opaque)
+{
+	(void)opaque;
+	atomic_fetch_add(&ticks, 1);
+}
+
+/* Child: serve under the filter, check it, then trip it. Exits 1..7 on
  * a failure before the trip (which should never return). */
 static int confined_child(void)
 {
@@ -31,8 +40,8 @@ static int confined_child(void)
 	int tid = -1, silent;
 	FILE *f;
 
-	if (api_server_open(&s, sock_path, test_handler, NULL, 0, NULL, err,
-			    sizeof(err)))
+	if (api_server_open(&s, sock_path, test_handler, NULL, 10, count_tick,
+			    err, sizeof(err)))
 		return 1;
 	api_server_set_limits(s, 0, 100);
 	confine_control_listen_fd(api_server_listen_fd(s));
@@ -65,9 +74,11 @@ static int confined_child(void)
 	if (silent < 0 || cli_read_response(silent, buf, sizeof(buf)) != 0)
 		return 6;
 	close(silent);
+	if (atomic_load(&ticks) < 1) /* the tick's timerfd, confined */
+		return 7;
 	cli_roundtrip(sock_path, "GET /forbidden HTTP/1.1\r\n\r\n", buf,
 		      sizeof(buf));
-	return 7; /* still alive: socket() went through */
+	return 8; /* still alive: socket() went through */
 }
 
 static void test_confined(void)

@@ -137,9 +137,19 @@ check_outside()
 		fail "mounts seen: $(cat "/proc/$p/mountinfo")"
 	[ "$(ls "/proc/$p/fd" | sort -n | tr '\n' ' ')" = "0 1 2 " ] ||
 		fail "open fds: $(ls -l "/proc/$p/fd")"
-	[ "$(readlink "/proc/$p/root")" = / ] ||
-		fail "root: $(readlink "/proc/$p/root")"
-	[ "$(readlink "/proc/$p/exe")" = "/$name" ] ||
+	# Its "/" seen through /proc/PID/root is the jail's, and its
+	# binary the jail's copy (by inode: paths across mount namespaces
+	# print differently from kernel to kernel).
+	[ "$(stat -L -c %d:%i "/proc/$p/root/")" = "$(stat -c %d:%i "$root")" ] ||
+		fail "its root is not $root: $(ls -A "/proc/$p/root/" | tr '\n' ' ')"
+	# The root of its mount namespace is the jail too (pivot_root, not
+	# chroot: after a chroot the host's root stays that namespace's).
+	nsenter --mount="/proc/$p/ns/mnt" "/$name" --list-root >"$work/nsroot" 2>&1 &&
+		grep -qxF "PROBE entry /$name" "$work/nsroot" &&
+		! grep -qvE "^PROBE entry /($name|$name.pid|dev|run|report.txt|report.tmp)\$" \
+			"$work/nsroot" ||
+		fail "its mount namespace's root is not the jail: $(head -c 300 "$work/nsroot")"
+	[ "$(stat -L -c %d:%i "/proc/$p/exe")" = "$(stat -c %d:%i "$root/$name")" ] ||
 		fail "exe: $(readlink "/proc/$p/exe")"
 }
 

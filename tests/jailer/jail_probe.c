@@ -7,7 +7,8 @@
  * arguments, as "PROBE ..." lines on stdout and in /report.txt (stdout
  * is /dev/null under --daemonize). With --hold it then waits for /go to
  * appear (the test looks at /proc/PID from outside meanwhile); it exits
- * with the status after --exit (default 0).
+ * with the status after --exit (default 0). "--list-root" alone only
+ * lists "/" (the test runs it at the root of the jail's mount namespace).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -148,6 +149,11 @@ int main(int argc, char **argv)
 	int status = 0, fd;
 	int do_hold = 0;
 
+	/* Run by the test through nsenter: the mount namespace's own root. */
+	if (argc == 2 && !strcmp(argv[1], "--list-root")) {
+		list_dir("/");
+		return write(STDOUT_FILENO, report, used) < 0;
+	}
 	for (int i = 0; i < argc; i++) {
 		say("argv[%d]=%s", i, argv[i]);
 		if (!strcmp(argv[i], "--hold"))

@@ -25,3 +25,14 @@ foreach(case basic new-pid-ns daemonize cgroup-v1 cgroup-v2 netns
 	set_tests_properties(jailer.${tname} PROPERTIES LABELS "unit;jailer"
 		SKIP_RETURN_CODE 77 TIMEOUT 60)
 endforeach()
+
+# In a real guest (nested, one L1 boot): microvm started by the jailer
+# with its images hard-linked into the jail, as uid 1000 in a cgroup v2;
+# the guest reads and writes its disk (e2e-test.sh). e2e_add comes from
+# tests/e2e/tests.cmake, included before this file.
+if(COMMAND e2e_add)
+	e2e_add(e2e.jailer.disk nested ${JAILER_TEST_DIR}/e2e-test.sh
+		--jailer $<TARGET_FILE:microvm-jailer>
+		--microvm $<TARGET_FILE:microvm>
+		--artifacts ${E2E_ARTIFACTS})
+endif()

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # microvm-jailer (src/jailer, docs/jailer.md) on this host, with
-# jail_probe as the exec file in place of microvm (label jailer, and unit:
-# no guest, no network; they need root and namespaces, else skip 77).
-# jailer.bad_args needs neither. The real-guest test, e2e.jailer.disk,
-# is in tests/e2e/jailer.cmake.
+# jail_probe as the exec file in place of microvm (label jailer: no
+# guest, no network; they need root and namespaces, else skip 77).
+# jailer.bad_args needs neither. Not label unit: the sanitizer tier
+# reruns that label with only the unit programs built. The real-guest
+# test, e2e.jailer.disk, is at the end.
 set(JAILER_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
 # Static always: it runs in an empty chroot. No sanitizer runtime either
 # (those need the dynamic loader).
@@ -13,7 +14,7 @@ target_link_options(jail_probe PRIVATE -fno-sanitize=all -static)
 
 add_test(NAME jailer.bad_args COMMAND ${JAILER_TEST_DIR}/bad-args.sh
 	--jailer $<TARGET_FILE:microvm-jailer>)
-set_tests_properties(jailer.bad_args PROPERTIES LABELS "unit;jailer"
+set_tests_properties(jailer.bad_args PROPERTIES LABELS jailer
 	TIMEOUT 60)
 foreach(case basic new-pid-ns daemonize cgroup-v1 cgroup-v2 netns
 		exec-fail)
@@ -22,7 +23,7 @@ foreach(case basic new-pid-ns daemonize cgroup-v1 cgroup-v2 netns
 		--jailer $<TARGET_FILE:microvm-jailer>
 		--probe $<TARGET_FILE:jail_probe>
 		--workdir ${CMAKE_CURRENT_BINARY_DIR}/jailer-work ${case})
-	set_tests_properties(jailer.${tname} PROPERTIES LABELS "unit;jailer"
+	set_tests_properties(jailer.${tname} PROPERTIES LABELS jailer
 		SKIP_RETURN_CODE 77 TIMEOUT 60)
 endforeach()
 

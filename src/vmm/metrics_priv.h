@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Inside the metrics stream (metrics.h): its state, shared by metrics.c
+ * (writing lines out) and metrics_line.c (the snapshot of the counters
+ * and the line made from it). Not for other modules.
+ */
+#ifndef MICROVM_METRICS_PRIV_H
+#define MICROVM_METRICS_PRIV_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/metrics.h"
+
+/*
+ * Counter values of one drive or of the vCPUs: @base is what the last
+ * line that went out reported, @cur this line's snapshot (it becomes
+ * @base once the line is out).
+ */
+struct mvals {
+	uint64_t *base, *cur;
+	size_t n;
+};
+
+struct mdrive {
+	unsigned int nq;
+	struct mvals q;   /* nq * QF_COUNT */
+	struct mvals img; /* DF_COUNT */
+};
+
+struct metrics {
+	pthread_mutex_t lock;
+	int status_fd;
+	struct mdrive *drives;
+	unsigned int nr_drives;
+	struct mvals vcpu; /* nr_vcpus * VCPU_EXIT_KINDS */
+	struct metrics_totals totals;
+	struct metrics_totals reported; /* totals as of the last line */
+	/* The rest of a line only partly written, to go out first. */
+	char *rest;
+	size_t rest_len, rest_off;
+	int rest_fd;
+};
+
+/**
+ * metrics_snap() - read every counter of @src into the stream's current
+ * snapshot (reshaping it when drives, queues or vCPUs changed).
+ * Return: 0 or -ENOMEM.  Context: @mt->lock held.
+ */
+int metrics_snap(struct metrics *mt, const struct metrics_source *src);
+
+/**
+ * metrics_snap_commit() - the line of the current snapshot went out: it
+ * is what the next line's deltas start from.  Context: @mt->lock held.
+ */
+void metrics_snap_commit(struct metrics *mt);
+
+/**
+ * metrics_line() - the JSON line of the current snapshot, newline ended.
+ * Return: malloc'd text (@len bytes without the NUL), or NULL.
+ * Context: @mt->lock held.
+ */
+char *metrics_line(struct metrics *mt, const struct metrics_source *src,
+		   size_t *len);
+
+/** metrics_free_drives() - forget the drives' snapshots. */
+void metrics_free_drives(struct metrics *mt);
+
+#endif

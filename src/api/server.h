@@ -90,7 +90,9 @@ int api_server_start(struct api_server *s);
 /**
  * api_server_stop() - end the control thread (an answer being written is
  * abandoned), close every connection and the socket, unlink its path.
- * Safe to call when never started and more than once.
+ * Safe to call when never started and more than once. The unlink is a
+ * call by path: a caller already under a seccomp filter must be allowed
+ * unlink (CONFINE_MAIN as built today is not).
  * Context: main thread; not from the handler.
  */
 void api_server_stop(struct api_server *s);

@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,12 +344,14 @@ static int run(struct jail_run *r, uint64_t start_cpu_us)
 		jail_err("pipe: %s", strerror(errno));
 		return 1;
 	}
-	if (unshare(CLONE_NEWPID)) {
-		jail_err("new PID namespace: %s", strerror(errno));
-		return 1;
-	}
 	r->parent_cpu_us = clock_us(CLOCK_PROCESS_CPUTIME_ID) - start_cpu_us;
-	pid = fork();
+	/*
+	 * fork() into a new PID namespace. Not unshare(CLONE_NEWPID) and
+	 * fork(): that leaves the parent's later children (a sanitizer's
+	 * helper thread at exit) bound for a namespace whose init is gone.
+	 */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL,
+			     NULL, NULL);
 	if (pid < 0) {
 		jail_err("fork into the new PID namespace: %s", strerror(errno));
 		return 1;

@@ -44,6 +44,7 @@
 #define FUZZ_BOOT_TIME_MMIO 0xf0101000ULL
 #define FUZZ_PORT_PVPANIC 0x505
 #define FUZZ_GSI_COM1 4
+#define FUZZ_GSI_KBD 1
 
 #define FUZZ_OP_SIZE 12
 #define FUZZ_MAX_OPS 2048
@@ -95,6 +96,7 @@ struct fuzz_state {
 	unsigned int hits;
 	/* Callbacks. */
 	int irq_level;
+	int kbd_irq_level;
 	unsigned int resets, exits, panics;
 	int exit_status;
 	/* Shadow of the UART's RX FIFO. */
@@ -114,6 +116,17 @@ static void fuzz_irq(void *opaque, uint32_t gsi, int level)
 	    level == s->irq_level)
 		abort();
 	s->irq_level = level;
+}
+
+/* The keyboard controller's line: only changes, on its own GSI. */
+static void fuzz_kbd_irq(void *opaque, uint32_t gsi, int level)
+{
+	struct fuzz_state *s = opaque;
+
+	if (gsi != FUZZ_GSI_KBD || (level != 0 && level != 1) ||
+	    level == s->kbd_irq_level)
+		abort();
+	s->kbd_irq_level = level;
 }
 
 static void fuzz_reset(void *opaque)
@@ -332,11 +345,17 @@ static void fuzz_dev_check(const struct fuzz_range *r, uint64_t off,
 		abort();
 	if (r->dev == DEV_SERIAL && off < SERIAL_NR_REGS)
 		fuzz_serial_check(off, data, len, is_write, lcr, mcr);
-	if (!is_write && (r->dev == DEV_KBD_DATA || r->dev == DEV_EXIT) &&
-	    off == 0)
-		for (i = 0; i < len; i++)
+	/* The exit device reads 0; the keyboard controller's data port
+	 * its next byte (or 0), its status port "self-test passed": each
+	 * in the access's first byte only. */
+	if (!is_write && (r->dev == DEV_KBD_DATA || r->dev == DEV_EXIT ||
+			  r->dev == DEV_KBD_CMD) && off == 0)
+		for (i = r->dev == DEV_EXIT ? 0 : 1; i < len; i++)
 			if (data[i])
 				abort();
+	if (!is_write && r->dev == DEV_KBD_CMD && off == 0 &&
+	    !(data[0] & I8042_STATUS_SYS))
+		abort();
 }
 
 static void fuzz_access(struct bus *bus, uint64_t addr, unsigned int len,
@@ -457,7 +476,7 @@ static int fuzz_setup(void)
 	st.mmio.name = "mmio";
 	if (serial_init(&st.com1, null_fd, fuzz_irq, &st, FUZZ_GSI_COM1))
 		return -1;
-	i8042_init(&st.kbd, fuzz_reset, &st);
+	i8042_init(&st.kbd, fuzz_reset, &st, fuzz_kbd_irq, &st, FUZZ_GSI_KBD);
 	exitdev_init(&st.exitdev, fuzz_exit, &st);
 	pvpanic_init(&st.pvpanic, fuzz_panicked, &st);
 	if (boottime_init(&st.boottime, fuzz_bt_clock, &st, fuzz_bt_log, &st))
@@ -504,6 +523,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < n; i++)
 		fuzz_op(data + i * FUZZ_OP_SIZE);
 	serial_destroy(&st.com1);
+	i8042_destroy(&st.kbd);
 	boottime_destroy(&st.boottime);
 	return 0;
 }

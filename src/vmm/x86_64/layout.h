@@ -52,6 +52,7 @@
 
 /* Interrupts: GSIs on the in-kernel IOAPIC (24 pins). */
 #define IRQ_COM1 4
+#define IRQ_I8042_KBD 1                    /* the keyboard's ISA IRQ */
 #define IRQ_VIRTIO_MMIO_FIRST 16           /* 16..23, one per device */
 #define IRQ_VIRTIO_MMIO_COUNT 8
 #define IOAPIC_NR_PINS 24

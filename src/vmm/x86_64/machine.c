@@ -110,7 +110,7 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	if (ret)
 		goto fail;
 	what = "i8042";
-	i8042_init(&a->kbd, machine_reset, vm);
+	i8042_init(&a->kbd, machine_reset, vm, vm_irq_line, vm, IRQ_I8042_KBD);
 	ret = bus_register(&vm->pio, PORT_I8042_DATA, 1, i8042_data_access,
 			   &a->kbd);
 	if (!ret)
@@ -275,6 +275,7 @@ void arch_machine_free(struct machine *m)
 	}
 	if (m->arch->pci_ready)
 		pci_bus_destroy(&m->arch->pci);
+	i8042_destroy(&m->arch->kbd);
 	if (m->arch->boottime_ready)
 		boottime_destroy(&m->arch->boottime);
 	m->pci = NULL;

@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,24 @@ static int blk_set_serial(struct blk_dev *b, const char *name,
 	return 0;
 }
 
+/* A rate limit the limiter takes, on an engine that can honour it. */
+static int blk_check_rl(const struct rl_config *rl, enum blk_engine engine,
+			const char *name)
+{
+	char err[128];
+
+	if (rl_config_check(rl, err, sizeof(err))) {
+		log_error("%s: rate limit: %s", name, err);
+		return -EINVAL;
+	}
+	if (engine == BLK_ENGINE_VHOST && rl_config_active(rl)) {
+		log_error("%s: a rate limit needs the VMM's queue threads: "
+			  "engine=vhost cannot honour it", name);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 static int blk_check_config(const struct blk_config *cfg, const char *name)
 {
 	if (!cfg->disk) {
@@ -314,6 +333,8 @@ static int blk_check_config(const struct blk_config *cfg, const char *name)
 			  cfg->irq_hold_us, BLK_IRQ_HOLD_MAX_US);
 		return -EINVAL;
 	}
+	if (blk_check_rl(&cfg->rl, cfg->engine, name))
+		return -EINVAL;
 	if (cfg->irq_hold_us &&
 	    (cfg->defer_off || cfg->engine == BLK_ENGINE_VHOST)) {
 		log_error("%s: an interrupt hold needs deferred signalling "
@@ -350,6 +371,7 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 	b->poll_max_ns = (uint64_t)cfg->poll_us * 1000;
 	b->hold_ns = (uint64_t)cfg->irq_hold_us * 1000;
 	b->hold_max = cfg->irq_hold_max ? cfg->irq_hold_max : cfg->queue_size;
+	rl_init(&b->limiter, &cfg->rl);
 	ret = blk_set_serial(b, name, cfg->serial);
 	if (ret)
 		goto err_free;
@@ -384,6 +406,7 @@ err_close:
 	if (b->be_ops->close)
 		b->be_ops->close(b);
 err_free:
+	rl_destroy(&b->limiter);
 	free(b);
 	return ret;
 }
@@ -399,7 +422,27 @@ void blk_dev_destroy(struct blk_dev *b)
 		assert(!b->queues[i].running);
 	if (b->be_ops->close)
 		b->be_ops->close(b);
+	rl_destroy(&b->limiter);
 	free(b);
+}
+
+int blk_dev_set_rate_limit(struct blk_dev *b, const struct rl_config *rl)
+{
+	bool vhost = b->be_ops == &blk_backend_vhost;
+	unsigned int i;
+	int ret;
+
+	ret = blk_check_rl(rl, vhost ? BLK_ENGINE_VHOST : BLK_ENGINE_THREADS,
+			   b->vdev->name);
+	if (ret)
+		return ret;
+	rl_set(&b->limiter, rl);
+	/* A thread asleep until tokens due under the old limit. */
+	pthread_mutex_lock(&b->vdev->lock);
+	for (i = 0; i < b->num_queues; i++)
+		blk_queue_wake(&b->queues[i]);
+	pthread_mutex_unlock(&b->vdev->lock);
+	return 0;
 }
 
 const char *blk_dev_serial(const struct blk_dev *b)

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "util/guest_mem.h"
+#include "util/ratelimit.h"
 #include "virtio/blk_req.h"
 #include "virtio/disk.h"
 #include "virtio/virtio.h"
@@ -105,6 +106,9 @@ struct blk_config {
 	uint32_t irq_hold_max;   /* completions that end a hold early;
 				  * 0: queue_size */
 	enum blk_engine engine;
+	/* Token buckets shared by all the queues (util/ratelimit.h); all
+	 * zero: none. BLK_ENGINE_THREADS only. */
+	struct rl_config rl;
 	/* BLK_ENGINE_VHOST: the system calls on /dev/vhost-blk; NULL: the
 	 * real ones (blk_vhost_sys_host), a fake in tests. */
 	const struct blk_vhost_sys *vhost_sys;
@@ -133,7 +137,8 @@ struct blk_dev;
  * and the features it cannot serve are not offered.
  *
  * Return: 0, or -EINVAL (bad queue count or size, poll_us above
- * BLK_POLL_MAX_US, bad serial; a message names the value), -ENOMEM, or
+ * BLK_POLL_MAX_US, bad serial, a rate limit rl_config_check() refuses or
+ * one with BLK_ENGINE_VHOST; a message names the value), -ENOMEM, or
  * the vhost setup's -errno (a message names the fix).
  * Context: startup.
  */
@@ -157,6 +162,24 @@ void blk_dev_destroy(struct blk_dev *b);
  * Return: a NUL-terminated string of at most 20 bytes. Context: any thread.
  */
 const char *blk_dev_serial(const struct blk_dev *b);
+
+/**
+ * blk_dev_set_rate_limit() - replace the device's rate limit while its
+ * queues run: fresh buckets (full, bursts unspent) for the next requests,
+ * and a queue thread waiting for tokens under the old limit looks again
+ * at once.
+ * @b: device
+ * @rl: the new limit; all zero lifts it
+ *
+ * A request the limit holds back stays in its queue thread, parsed but
+ * not submitted, while the thread sleeps until its tokens are due (no
+ * polling, no other queue or disk held back); each one counts once in
+ * the queue's throttled counter. A stop or reset submits it at once.
+ * Return: 0, -EINVAL (a value rl_config_check() refuses; a message names
+ * it), or -ENOTSUP for engine=vhost, whose module cannot honour a limit.
+ * Context: any thread but the queue threads, vdev->lock not held.
+ */
+int blk_dev_set_rate_limit(struct blk_dev *b, const struct rl_config *rl);
 
 /**
  * blk_dev_print_stats() - what the queue backend can tell for --stats

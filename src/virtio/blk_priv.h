@@ -62,6 +62,8 @@ struct blk_queue {
 	uint16_t *free_list;
 	unsigned int nr_free;
 	struct blk_slot *pending; /* parsed, refused by the disk (-EAGAIN) */
+	struct blk_slot *limited; /* parsed, held back by the rate limit */
+	uint64_t limited_until;   /* when its tokens are due (blk_clock_ns()) */
 	unsigned int queued;      /* submitted since the last flush */
 	unsigned int pushed;      /* pushed since the last notify check,
 				   * at most size (bq_process_ring()) */
@@ -87,6 +89,7 @@ struct blk_dev {
 	uint64_t poll_max_ns;      /* blk_config.poll_us */
 	uint64_t hold_ns;          /* blk_config.irq_hold_us; 0: off */
 	unsigned int hold_max;     /* blk_config.irq_hold_max */
+	struct rl_limiter limiter; /* blk_config.rl, shared by the queues */
 	char serial[VIRTIO_BLK_ID_BYTES + 1];
 	bool defer_off;            /* blk_config.defer_off */
 	uint8_t config[BLK_CONFIG_BYTES];
@@ -134,6 +137,14 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q);
  * Context: the thread handling reset, vdev->lock held.
  */
 void blk_queue_stop(struct blk_queue *bq);
+
+/**
+ * blk_queue_wake() - make the thread of @bq look at its ring again at
+ * once, as after a kick (the rate limit changed).
+ * @bq: queue state; nothing happens unless it is running
+ * Context: any thread but @bq's, vdev->lock held.
+ */
+void blk_queue_wake(struct blk_queue *bq);
 
 /**
  * blk_clock_ns() - CLOCK_MONOTONIC in nanoseconds (a vDSO call where the

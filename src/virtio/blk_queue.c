@@ -215,6 +215,50 @@ static bool bq_start_req(struct blk_queue *bq, struct blk_slot *slot)
 	return true;
 }
 
+/* ---- rate limit ---- */
+
+/*
+ * Whether the drive's rate limit lets @slot's request through now: one
+ * operation, and its data for a read or a write (what Firecracker
+ * counts). Else it is held in bq->limited until its tokens are due; each
+ * request held counts once in the queue's throttled counter.
+ */
+static bool bq_rl_admit(struct blk_queue *bq, struct blk_slot *slot)
+{
+	const struct blk_req *req = &slot->req;
+	bool rw = req->type == VIRTIO_BLK_T_IN || req->type == VIRTIO_BLK_T_OUT;
+	uint64_t wait;
+
+	wait = rl_consume(&bq->b->limiter, 1, rw ? req->data_len : 0);
+	if (!wait)
+		return true;
+	if (bq->limited != slot)
+		atomic_fetch_add_explicit(&bq->q->stats.throttled, 1,
+					  memory_order_relaxed);
+	bq->limited = slot;
+	bq->limited_until = blk_clock_ns() + wait;
+	return false;
+}
+
+/*
+ * Start the request the rate limit held back once its tokens are due, or
+ * with @force (stopping) at once: it left the ring already, and a stop
+ * completes every request taken rather than wait. Return: whether none is
+ * held back any more (it may wait for room in bq->pending instead).
+ */
+static bool bq_rl_retry(struct blk_queue *bq, bool force)
+{
+	struct blk_slot *slot = bq->limited;
+
+	if (!slot)
+		return true;
+	if (!force && !bq_rl_admit(bq, slot))
+		return false;
+	bq->limited = NULL;
+	bq_start_req(bq, slot);
+	return true;
+}
+
 static void bq_broken(struct blk_queue *bq)
 {
 	char why[96];
@@ -256,8 +300,9 @@ static bool bq_take_one(struct blk_queue *bq)
 	slot = &bq->slots[bq->free_list[--bq->nr_free]];
 	slot->head = elem.head;
 	err = blk_req_parse(&elem, &bq->b->lim, &slot->req);
+	/* Held back by the rate limit: no more popping until it goes. */
 	if (err == BLK_REQ_OK)
-		return bq_start_req(bq, slot);
+		return bq_rl_admit(bq, slot) && bq_start_req(bq, slot);
 	log_ratelimited(&bq->rl, LOG_WARN, "%s: queue %u: bad request: %s",
 			bq->b->vdev->name, bq->q->index,
 			blk_req_error_str(err));
@@ -408,7 +453,9 @@ static void bq_process_ring(struct blk_queue *bq)
 	bq->more = false;
 	/* Turned off below; whoever breaks out owns turning them on. */
 	bq->poll.kicks_off = false;
-	if (!bq_submit_pending(bq))
+	/* Held back (room, rate limit): a completion or the limit's
+	 * deadline resumes us, kicks stay off. */
+	if (!bq_submit_pending(bq) || !bq_rl_retry(bq, false))
 		return;
 	budget = bq->pushed < bq->size ? bq->size - bq->pushed : 0;
 	for (;;) {
@@ -421,7 +468,7 @@ static void bq_process_ring(struct blk_queue *bq)
 		}
 		/* Out of room: a completion resumes us, kicks stay off. */
 		bq->throttled = !bq->nr_free || bq->pending;
-		if (bq->throttled || bq->broken)
+		if (bq->throttled || bq->broken || bq->limited)
 			break;
 		if (!budget) {
 			bq->more = true;
@@ -449,10 +496,13 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	if (disk_ready)
 		disk_queue_reap(bq->dq, bq_complete, bq);
 	if (!bq->stopping && !bq->broken &&
-	    (kicked || bq->throttled || bq->more))
+	    (kicked || bq->throttled || bq->more || bq->limited)) {
 		bq_process_ring(bq);
-	else
-		bq_submit_pending(bq); /* stopping: one already taken runs */
+	} else {
+		/* Stopping: what was taken runs, rate limit or not. */
+		bq_rl_retry(bq, bq->stopping);
+		bq_submit_pending(bq);
+	}
 	/*
 	 * Finished while being submitted (a memory-backed image): into the
 	 * used ring now, under this round's one signal. That frees room:
@@ -474,6 +524,22 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	bq_batch_done(bq);
 	if (defer)
 		defer_call_end();
+}
+
+/*
+ * The longest sleep: -1 (until an event), or until a held notification
+ * or the tokens of a request the rate limit held back are due.
+ */
+static int64_t bq_sleep_ns(struct blk_queue *bq)
+{
+	int64_t t = bq_hold_due(bq), l;
+	uint64_t now;
+
+	if (!bq->limited)
+		return t;
+	now = blk_clock_ns();
+	l = bq->limited_until > now ? (int64_t)(bq->limited_until - now) : 0;
+	return t < 0 || l < t ? l : t;
 }
 
 static void *bq_thread(void *arg)
@@ -504,7 +570,10 @@ static void *bq_thread(void *arg)
 	while (!bq->stopping || bq->nr_free < bq->size) {
 		bq_hold_due(bq);
 		/* About to sleep: poll a while first (blk_poll.c). */
-		found = bq->more && !bq->stopping ? 0 : blk_poll_run(bq);
+		/* Not while the rate limit holds a request back: the
+		 * chains behind it would end every window at once. */
+		found = (bq->more || bq->limited) && !bq->stopping ? 0 :
+			blk_poll_run(bq);
 		if (found == BLK_POLL_HOLD)
 			continue;
 		if (found) {
@@ -514,7 +583,7 @@ static void *bq_thread(void *arg)
 		}
 		/* More on the ring: only look at the fds, then go on. A held
 		 * notification bounds the sleep. */
-		timeout = bq->more && !bq->stopping ? 0 : bq_hold_due(bq);
+		timeout = bq->more && !bq->stopping ? 0 : bq_sleep_ns(bq);
 		n = evloop_wait_ns(bq->epfd, tags, BQ_TAG_COUNT, timeout);
 		/* The hold's deadline, not the guest or the disk, ended the
 		 * sleep: the loop's start releases it; polling learns
@@ -541,8 +610,10 @@ static void *bq_thread(void *arg)
 				disk_ready = true;
 				break;
 			default:
+				/* A stop, or a wake (blk_queue_wake()). */
 				evfd_drain(bq->stop_fd);
-				bq->stopping = true;
+				if (atomic_load(&bq->stop_req))
+					bq->stopping = true;
 				break;
 			}
 		}
@@ -607,7 +678,7 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	bq->q = q;
 	bq->size = q->size;
 	bq->epfd = bq->stop_fd = -1;
-	bq->pending = NULL;
+	bq->pending = bq->limited = NULL;
 	bq->queued = bq->pushed = 0;
 	bq->throttled = bq->more = bq->stopping = bq->broken = false;
 	bq->hold.until = 0;
@@ -669,6 +740,12 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)
 err_free:
 	bq_free(bq);
 	return ret;
+}
+
+void blk_queue_wake(struct blk_queue *bq)
+{
+	if (bq->running)
+		evfd_signal(bq->stop_fd);
 }
 
 void blk_queue_stop(struct blk_queue *bq)

@@ -337,5 +337,10 @@ void virtio_dev_print_stats(struct virtio_dev *vdev, int fd)
 		virtio_print_op_stats(vdev, i, fd);
 		virtio_print_poll_stats(vdev, i, fd);
 		virtio_print_hold_stats(vdev, i, fd);
+		if (atomic_load(&vdev->queues[i].stats.throttled))
+			dprintf(fd, "microvm: stats %s queue %u rate-limit: "
+				"throttled %llu\n", vdev->name, i,
+				(unsigned long long)atomic_load(
+					&vdev->queues[i].stats.throttled));
 	}
 }

@@ -94,6 +94,8 @@ struct virtio_queue_stats {
 	atomic_uint_fast64_t execute_fails;
 	atomic_uint_fast64_t invalid_reqs;
 	atomic_uint_fast64_t engine_full;
+	/* Requests a rate limit held back in the queue (each once). */
+	atomic_uint_fast64_t throttled;
 };
 
 struct virtio_queue {

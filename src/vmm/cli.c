@@ -45,6 +45,7 @@ static const char usage_text[] =
 "                      [,poll-us=N][,irq-coalesce=on|off]\n"
 "                      [,irq-hold-us=N[,irq-hold-max=N]]\n"
 "                      [,engine=io_uring|vhost]\n"
+"                      [,iops=N[,iops-burst=N]][,bps=N[,bps-burst=N]]\n"
 "                      cache=none (default) uses O_DIRECT where possible,\n"
 "                      writeback the page cache; both honour guest flushes.\n"
 "                      cache=unsafe IGNORES guest flushes: data the guest\n"
@@ -71,8 +72,13 @@ static const char usage_text[] =
 "                      engine=vhost: the vhost-blk kernel module serves\n"
 "                      the queues (/dev/vhost-blk: modprobe vhost_blk,\n"
 "                      or the build target vhost-blk-module); not with\n"
-"                      snapshot, defer, irq-coalesce or irq-hold.\n"
+"                      snapshot, defer, irq-coalesce, irq-hold or a rate\n"
+"                      limit.\n"
 "                      Default io_uring: the VMM's own I/O threads\n"
+"                      iops, bps: at most N requests, N bytes per second\n"
+"                      (token buckets of N, refilled continuously; a full\n"
+"                      bucket at start), plus one-time bursts of N more;\n"
+"                      a request held back waits in its queue\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -174,10 +180,48 @@ static int parse_onoff(const char *v, bool *out)
 	return 0;
 }
 
+/*
+ * iops=N, bps=N: Firecracker's buckets of N tokens refilled every second;
+ * iops-burst=N, bps-burst=N: their one-time bursts. Return: 1 when @key
+ * is none of these, else 0 or -EINVAL.
+ */
+static int disk_rl_key(struct disk_config *d, const char *key,
+		       const char *val, char *err, size_t errlen)
+{
+	struct rl_bucket_config *b;
+	bool burst = strstr(key, "-burst") != NULL;
+	unsigned long n;
+
+	if (!strcmp(key, "iops") || !strcmp(key, "iops-burst"))
+		b = &d->rl.ops;
+	else if (!strcmp(key, "bps") || !strcmp(key, "bps-burst"))
+		b = &d->rl.bandwidth;
+	else
+		return 1;
+	if (parse_uint(val, RL_TOKENS_MAX, &n) || (!burst && !n)) {
+		snprintf(err, errlen, "--disk %s: %s '%s' must be %d to %llu",
+			 d->spec, key, val, !burst,
+			 (unsigned long long)RL_TOKENS_MAX);
+		return -EINVAL;
+	}
+	if (burst) {
+		b->one_time_burst = n;
+	} else {
+		b->size = n;
+		b->refill_time_ms = 1000;
+	}
+	return 0;
+}
+
 static int disk_key(struct disk_config *d, const char *key, const char *val,
 		    char *err, size_t errlen)
 {
 	unsigned long n;
+	int ret;
+
+	ret = disk_rl_key(d, key, val, err, errlen);
+	if (ret <= 0)
+		return ret;
 
 	if (!strcmp(key, "readonly") || !strcmp(key, "ro")) {
 		if (parse_onoff(val, &d->readonly))
@@ -325,6 +369,8 @@ static int disk_vhost_check(const struct disk_config *d, char *err,
 		bad = "irq-coalesce=off (the module raises the interrupts)";
 	else if (d->irq_hold_us || d->irq_hold_max)
 		bad = "irq-hold-us or irq-hold-max (the module raises the interrupts)";
+	else if (rl_config_active(&d->rl))
+		bad = "iops or bps (the module cannot hold requests back)";
 	if (!bad)
 		return 0;
 	snprintf(err, errlen, "--disk %s: engine=vhost does not combine with %s; use engine=io_uring for it",
@@ -371,6 +417,14 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 	if (!ret && d->irq_hold_us && d->defer_off) {
 		snprintf(err, errlen,
 			 "--disk %s: irq-hold-us holds a batch's interrupt, and defer=off has no batches; drop one of them",
+			 spec);
+		ret = -EINVAL;
+	}
+	if (!ret && ((d->rl.ops.one_time_burst && !d->rl.ops.size) ||
+		     (d->rl.bandwidth.one_time_burst &&
+		      !d->rl.bandwidth.size))) {
+		snprintf(err, errlen,
+			 "--disk %s: iops-burst needs iops and bps-burst needs bps",
 			 spec);
 		ret = -EINVAL;
 	}

@@ -143,7 +143,8 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 	struct blk_config bc = { .disk = &md->disk, .serial = dc->serial,
 				 .defer_off = dc->defer_off,
 				 .irq_hold_us = dc->irq_hold_us,
-				 .irq_hold_max = dc->irq_hold_max };
+				 .irq_hold_max = dc->irq_hold_max,
+				 .rl = dc->rl };
 	char name[8];
 	int ret;
 

@@ -112,6 +112,7 @@ microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c
 	util/log.c util/defer_call.c util/guarded_copy.c
+	util/ratelimit.c util/clock.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)

@@ -937,6 +937,31 @@ static void test_refused_images(void)
 	blk_dev_destroy(b);
 }
 
+/* The module cannot honour a rate limit: refused at creation, before
+ * /dev/vhost-blk is opened, and at run time; lifting none is fine. */
+static void test_rate_limit_refused(void)
+{
+	struct blk_config cfg = {
+		.disk = &disk, .num_queues = 1, .queue_size = QSZ,
+		.engine = BLK_ENGINE_VHOST, .vhost_sys = &fake_sys,
+		.rl.ops = { .size = 100, .refill_time_ms = 1000 },
+	};
+	struct rl_config none;
+	struct blk_dev *b = NULL;
+
+	memset(&none, 0, sizeof(none));
+	fake_reset();
+	CHECK_EQ(blk_dev_create(&b, &vdev, &cfg, &gm, "vdv"), -EINVAL);
+	CHECK_EQ(fk.opens, 0);
+	b = dev_create(1);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	CHECK_EQ(blk_dev_set_rate_limit(b, &cfg.rl), -ENOTSUP);
+	CHECK_EQ(blk_dev_set_rate_limit(b, &none), 0);
+	blk_dev_destroy(b);
+}
+
 int main(void)
 {
 	gm_setup();
@@ -952,6 +977,7 @@ int main(void)
 		return 77;
 	}
 	test_refused_images();
+	test_rate_limit_refused();
 	test_pci();
 	test_pci_gap();
 	test_mmio();

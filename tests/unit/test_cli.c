@@ -166,6 +166,20 @@ static void test_disk_ok(void)
 				sizeof(err)), 0);
 	CHECK(d.defer_off);
 	free(d.path);
+
+	/* iops, bps: N per second (size N, refill 1000 ms), and bursts. */
+	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
+	CHECK(!rl_config_active(&d.rl));
+	free(d.path);
+	CHECK_EQ(cli_parse_disk("a.img,iops=200,bps=1048576,iops-burst=50,"
+				"bps-burst=0", &d, err, sizeof(err)), 0);
+	CHECK_EQ(d.rl.ops.size, 200);
+	CHECK_EQ(d.rl.ops.refill_time_ms, 1000);
+	CHECK_EQ(d.rl.ops.one_time_burst, 50);
+	CHECK_EQ(d.rl.bandwidth.size, 1048576);
+	CHECK_EQ(d.rl.bandwidth.refill_time_ms, 1000);
+	CHECK_EQ(d.rl.bandwidth.one_time_burst, 0);
+	free(d.path);
 }
 
 struct disk_bad_row {
@@ -191,6 +205,13 @@ static const struct disk_bad_row disk_bad_rows[] = {
 	{ "a.img,poll-us=-1", "-1" },
 	{ "a.img,poll-us=32us", "32us" },
 	{ "a.img,snapshot=maybe", "bad value 'maybe' for snapshot" },
+	{ "a.img,iops=0", "iops '0' must be 1 to" },
+	{ "a.img,bps=1k", "bps '1k' must be 1 to" },
+	{ "a.img,iops=9223372036854775808", "9223372036854775808" },
+	{ "a.img,bps-burst=-1", "bps-burst '-1' must be 0 to" },
+	{ "a.img,iops-burst=5", "iops-burst needs iops" },
+	{ "a.img,iops=5,bps-burst=5", "bps-burst needs bps" },
+	{ "a.img,engine=vhost,iops=100", "engine=vhost does not combine with iops" },
 	{ "a.img,irq-coalesce=sometimes",
 	  "bad value 'sometimes' for irq-coalesce" },
 	{ "a.img,irq-coalesce=off", "irq-coalesce=off needs transport=mmio" },

@@ -6,7 +6,8 @@
 # <base>/microvm/<id>/root beforehand, uid/gid 1000, a cgroup v2 with
 # pids.max, an rlimit, the VMM's own arguments after "--". While the
 # guest runs, the jailed process is looked at from L1 (/proc/PID); after
-# it, the disk image is read back.
+# it, the disk image is read back. Then a second jail as Kata starts
+# one: uid 0, --daemonize, the VM tracked by its pid file.
 # L1's root is the initramfs (rootfs), which pivot_root cannot leave (a
 # host's root is a real mount): so the jailer runs chrooted in a tmpfs
 # that holds the jailer, /proc, /dev and the cgroup2 mount, as a host's
@@ -23,10 +24,17 @@
 #   JAIL: fd N in-jail|stdio|anon|outside TARGET  (every fd of microvm)
 #   JAIL: status=S                 (the jailer's exit status)
 #   JAIL: disk-out LINE            (sector 2048 of the image afterwards)
+#   then Kata's start, --uid 0 --gid 0 --daemonize, into its own jail:
+#   JAIL: daemon jailer-status=S after T (started T0)
+#   JAIL: daemon pidfile PID
+#   JAIL: daemon status Uid:... / NSpid:...
+#   JAIL: daemon own-session yes|no / stdout TYPE MAJOR:MINOR / ended yes|no
+#   JAIL: daemon disk-out LINE
 #   JAIL: done
 # Exit: 0 when every step ran (the verdict is e2e-test.sh's); 1 when the
 # setup failed ("JAIL: FAIL why").
 ID=e2e-jail-1
+ID2=e2e-jail-2
 RUN_UID=1000
 jailer=
 microvm=
@@ -142,5 +150,45 @@ sed 's/^/jail-l1: console: /' /tmp/console
 sed 's/^/jail-l1: stderr: /' /tmp/stderr
 echo "JAIL: status=$status"
 echo "JAIL: disk-out $(dd if=$host/images/disk.raw bs=512 skip=2048 count=1 2>/dev/null |
+	head -n 1 | tr -cd 'A-Za-z0-9 -')"
+
+# Kata's start: --uid 0 --gid 0 --daemonize, no cgroup; the jailer
+# leaves once microvm runs, and the pid file is what tracks it. The
+# console goes to /dev/null: the disk says whether the guest ran.
+root2=$host/srv/jailer/microvm/$ID2/root
+mkdir -p "$root2" && ln $host/images/vmlinuz $host/images/initrd "$root2/" &&
+	dd if=/dev/zero of="$root2/disk.raw" bs=1M count=8 2>/dev/null ||
+	fail "the second jail"
+t0=$(cut -d' ' -f1 /proc/uptime)
+chroot $host /microvm-jailer --id $ID2 --exec-file /images/microvm \
+	--uid 0 --gid 0 --chroot-base-dir /srv/jailer --daemonize -- \
+	--kernel /vmlinuz --initrd /initrd --cpus 1 --memory 256M \
+	--cmdline "console=ttyS0 quiet panic=-1" --disk /disk.raw \
+	--timeout 240 >/tmp/console2 2>/tmp/stderr2
+echo "JAIL: daemon jailer-status=$? after $(cut -d' ' -f1 /proc/uptime) (started $t0)"
+sed 's/^/jail-l1: daemon: jailer output: /' /tmp/console2 /tmp/stderr2
+pid=$(cat "$root2/microvm.pid" 2>/dev/null)
+echo "JAIL: daemon pidfile ${pid:-none}"
+state()
+{
+	sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null
+}
+if [ -n "$pid" ] && [ -n "$(state "$pid")" ]; then
+	grep -E '^(Uid|NSpid):' "/proc/$pid/status" | tr -s ' \t' ' ' |
+		sed 's/^/JAIL: daemon status /'
+	# Its own session: field 6 of stat is the session id.
+	echo "JAIL: daemon own-session $([ "$(cut -d' ' -f6 "/proc/$pid/stat")" = \
+		"$(cut -d' ' -f1 "/proc/$pid/stat")" ] && echo yes || echo no)"
+	echo "JAIL: daemon stdout $(stat -L -c '%F %t:%T' "/proc/$pid/fd/1")"
+	i=0
+	while [ -n "$(state "$pid")" ] && [ "$(state "$pid")" != Z ] &&
+	      [ $i -lt 3000 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "JAIL: daemon ended $([ -n "$(state "$pid")" ] &&
+		[ "$(state "$pid")" != Z ] && echo no || echo yes)"
+fi
+echo "JAIL: daemon disk-out $(dd if="$root2/disk.raw" bs=512 skip=2048 count=1 2>/dev/null |
 	head -n 1 | tr -cd 'A-Za-z0-9 -')"
 echo "JAIL: done"

@@ -13,6 +13,9 @@
 # pipe, a socket, a file of the jail (by inode) or a copy of the stdio
 # the caller gave; the
 # guest read L1's marker and its token is in the image afterwards.
+# Then Kata's start (uid 0, --daemonize): the jailer exits 0 at once, the
+# pid file names microvm, pid 1 in its own session, stdout /dev/null,
+# and the guest's token reaches its disk.
 #
 # Usage: e2e-test.sh --jailer BIN --microvm BIN --artifacts DIR
 # Exit: 0 pass, 1 fail, 77 skipped (no nested harness; or a microvm or
@@ -127,6 +130,20 @@ token=$(out | sed -n 's/.*JAIL-GUEST: wrote \([0-9a-f]*\) readback.*/\1/p' |
 [ -n "$token" ] && out | grep -q "JAIL-GUEST: wrote $token readback JAIL-OUT $token\$" ||
 	fail "the guest's write did not read back: $(out | grep -m 1 'JAIL-GUEST: wrote' || echo none)"
 want "disk-out JAIL-OUT $token"
+
+# Kata's start (--uid 0 --gid 0 --daemonize): the jailer is gone at once,
+# microvm pid 1 of its namespace, in its own session with stdout on
+# /dev/null; it ran the guest to its end (its token on the disk).
+want "daemon jailer-status=0$(out | sed -n 's/^JAIL: daemon jailer-status=0\( after .*\)$/\1/p')"
+out | grep -qxE 'JAIL: daemon pidfile [0-9]+' || fail "daemon: no pid file"
+want "daemon status Uid: 0 0 0 0"
+out | grep -qxE 'JAIL: daemon status NSpid: [0-9]+ 1' ||
+	fail "daemon: not pid 1: $(out | grep -m 1 'daemon status NSpid')"
+want "daemon own-session yes"
+want "daemon stdout character special file 1:3"
+want "daemon ended yes"
+out | grep -qxE 'JAIL: daemon disk-out JAIL-OUT [0-9a-f]{32}' ||
+	fail "daemon: the guest's token is not on its disk: $(out | grep -m 1 'daemon disk-out')"
 
 if [ "$fails" -gt 0 ]; then
 	echo "jail-e2e: $fails check(s) failed"

@@ -12,15 +12,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "api/fc_config.h"
 
 #define MAX_TIMEOUT (365U * 24 * 3600)
-#define MAX_QUEUES 64
-#define MAX_QUEUE_SIZE 1024
+#define MAX_QUEUES CONFIG_MAX_QUEUES
+#define MAX_QUEUE_SIZE CONFIG_MAX_QUEUE_SIZE
+/* --http-api-max-payload-size: Firecracker's default is 51200 bytes. */
+#define MAX_API_PAYLOAD (16u << 20)
 
 static const char usage_text[] =
 "Usage: microvm --kernel IMAGE [options]\n"
+"       microvm --api-sock PATH [--config-file FILE] [options]\n"
+"       microvm --config-file FILE [--no-api] [options]\n"
 "\n"
-"Boot a Linux guest under KVM.\n"
+"Boot a Linux guest under KVM, configured by the command line, by\n"
+"Firecracker's JSON config file, or through Firecracker's HTTP API.\n"
 "\n"
 "  --kernel IMAGE      bzImage, or ELF vmlinux with a PVH entry note\n"
 "  --initrd FILE       initial ramdisk\n"
@@ -89,6 +98,33 @@ static const char usage_text[] =
 "                      off\n"
 "  --verbose           log more (repeat for debug)\n"
 "  --help              this text\n"
+"  --version           print \"microvm v" MICROVM_VERSION "\"\n"
+"\n"
+"Firecracker-compatible options:\n"
+"  --api-sock PATH     serve Firecracker's HTTP API on the Unix socket PATH\n"
+"                      (must not exist); the command line's configuration\n"
+"                      is where the API starts from. Without --kernel,\n"
+"                      --config-file or --id imply " FC_DEFAULT_API_SOCK "\n"
+"                      unless --no-api\n"
+"  --config-file FILE  Firecracker's JSON configuration (boot-source,\n"
+"                      machine-config, drives, logger, metrics), applied\n"
+"                      after the rest of the command line; boots at once\n"
+"  --no-api            no API socket (needs --config-file or --kernel)\n"
+"  --id ID             the instance id: 1-64 letters, digits or '-'\n"
+"  --enable-pci        API and config-file drives default to virtio-pci\n"
+"                      (else virtio-mmio, as Firecracker's)\n"
+"  --boot-timer        accepted, as Firecracker's (boot-time marks are\n"
+"                      logged anyway)\n"
+"  --log-path PATH, --level LEVEL, --module M, --show-level,\n"
+"  --show-log-origin   the logger, as PUT /logger\n"
+"  --metrics-path PATH the metrics file or FIFO, as PUT /metrics\n"
+"  --http-api-max-payload-size BYTES\n"
+"                      the largest API request body (default 51200)\n"
+"  --start-time-us N, --start-time-cpu-us N, --parent-cpu-time-us N\n"
+"                      the jailer's start times, for the boot metrics\n"
+"Without --kernel/--cmdline (API and config file), the defaults are\n"
+"Firecracker's: 1 vCPU, 128 MiB, boot_args \"" FC_DEFAULT_BOOT_ARGS "\"\n"
+"plus root= for the root drive; --memory still sets the memory.\n"
 "\n"
 "Exit status: 0 guest powered off or rebooted; N the guest wrote N to\n"
 "port 0xf4 or to MMIO 0xf0100000; 1 bad input or setup failure;\n"
@@ -235,6 +271,10 @@ static int disk_key(struct disk_config *d, const char *key, const char *val,
 		}
 		free(d->serial);
 		d->serial = strdup(val);
+		if (!d->serial) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 	} else if (!strcmp(key, "snapshot")) {
 		if (parse_onoff(val, &d->snapshot))
 			goto bad;
@@ -385,11 +425,11 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 	int ret = 0;
 
 	memset(d, 0, sizeof(*d));
-	d->spec = spec;
+	d->spec = strdup(spec);
 	copy = strdup(spec);
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	if (!copy || !d->spec) {
+		ret = -ENOMEM;
+		goto out;
 	}
 	tok = strtok_r(copy, ",", &save);
 	if (!tok || spec[0] == ',') {
@@ -398,6 +438,8 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 		goto out;
 	}
 	d->path = strdup(tok);
+	if (!d->path)
+		ret = -ENOMEM;
 	while (!ret && (tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 
@@ -442,12 +484,23 @@ int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 	}
 out:
 	free(copy);
-	if (ret) {
-		free(d->path);
-		free(d->serial);
-		d->path = d->serial = NULL;
-	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (ret)
+		config_disk_free(d);
 	return ret;
+}
+
+/* *@dst = a copy of @s, the old one freed; -ENOMEM leaves *@dst as it was. */
+static int set_str(char **dst, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
 }
 
 /* --memory SIZE[,merge=on|off]: the size, then key=value pairs. */
@@ -491,7 +544,12 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	cfg->memory_arg = arg;
+	if (set_str(&cfg->memory_arg, arg)) {
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cfg->memory_set = true;
 	keys = strchr(copy, ',');
 	if (keys)
 		*keys++ = '\0';
@@ -515,7 +573,12 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP,
-       OPT_CONSOLE };
+       OPT_CONSOLE, OPT_VERSION,
+       /* Firecracker's (cli_fc_option()) */
+       OPT_API_SOCK, OPT_CONFIG_FILE, OPT_ID, OPT_NO_API, OPT_BOOT_TIMER,
+       OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
+       OPT_SHOW_ORIGIN, OPT_METRICS_PATH, OPT_MAX_PAYLOAD, OPT_START_US,
+       OPT_START_CPU_US, OPT_PARENT_CPU_US };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -530,8 +593,188 @@ static const struct option options[] = {
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "api-sock", required_argument, NULL, OPT_API_SOCK },
+	{ "config-file", required_argument, NULL, OPT_CONFIG_FILE },
+	{ "id", required_argument, NULL, OPT_ID },
+	{ "no-api", no_argument, NULL, OPT_NO_API },
+	{ "boot-timer", no_argument, NULL, OPT_BOOT_TIMER },
+	{ "enable-pci", no_argument, NULL, OPT_ENABLE_PCI },
+	{ "log-path", required_argument, NULL, OPT_LOG_PATH },
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "show-level", no_argument, NULL, OPT_SHOW_LEVEL },
+	{ "show-log-origin", no_argument, NULL, OPT_SHOW_ORIGIN },
+	{ "metrics-path", required_argument, NULL, OPT_METRICS_PATH },
+	{ "http-api-max-payload-size", required_argument, NULL,
+	  OPT_MAX_PAYLOAD },
+	{ "start-time-us", required_argument, NULL, OPT_START_US },
+	{ "start-time-cpu-us", required_argument, NULL, OPT_START_CPU_US },
+	{ "parent-cpu-time-us", required_argument, NULL, OPT_PARENT_CPU_US },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The name of option @opt, for messages. */
+static const char *opt_name(int opt)
+{
+	const struct option *o;
+
+	for (o = options; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
+/* A file name option (--kernel, --log-path, ...): non-empty, owned. */
+static int path_option(int opt, const char *arg, char **dst, char *err,
+		       size_t errlen)
+{
+	if (!*arg) {
+		snprintf(err, errlen, "--%s '': needs a file name",
+			 opt_name(opt));
+		return -EINVAL;
+	}
+	if (set_str(dst, arg)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Firecracker's instance id rule: 1-64 of [A-Za-z0-9-]. */
+static bool valid_instance_id(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
+
+	return n && n == strlen(s) && n <= 64;
+}
+
+static int u64_option(int opt, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *out, char *err, size_t errlen)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*arg < '0' || *arg > '9' || *end || errno || v < min || v > max) {
+		snprintf(err, errlen, "--%s %s: must be a number from %llu to %llu",
+			 opt_name(opt), arg, (unsigned long long)min,
+			 (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int level_option(const char *arg, struct vm_config *cfg, char *err,
+			size_t errlen)
+{
+	static const char *const names[] = { "Off", "Error", "Warning",
+					     "Info", "Debug", "Trace" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcasecmp(arg, names[i])) {
+			cfg->log_level = (enum config_log_level)(i + 1);
+			return 0;
+		}
+	}
+	snprintf(err, errlen,
+		 "--level %s: must be Error, Warning, Info, Debug, Trace or Off",
+		 arg);
+	return -EINVAL;
+}
+
+/* Firecracker's options; 1: not one of them. */
+static int cli_fc_option(int opt, const char *arg, struct vm_config *cfg,
+			 char *err, size_t errlen)
+{
+	switch (opt) {
+	case OPT_API_SOCK:
+		if (strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			snprintf(err, errlen,
+				 "--api-sock %s: longer than the %zu bytes a Unix socket path holds",
+				 arg, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+			return -EINVAL;
+		}
+		return path_option(opt, arg, &cfg->api_sock, err, errlen);
+	case OPT_CONFIG_FILE:
+		return path_option(opt, arg, &cfg->config_file, err, errlen);
+	case OPT_ID:
+		if (!valid_instance_id(arg)) {
+			snprintf(err, errlen,
+				 "--id %s: must be 1 to 64 letters, digits or '-'",
+				 arg);
+			return -EINVAL;
+		}
+		return path_option(opt, arg, &cfg->id, err, errlen);
+	case OPT_NO_API:
+		cfg->no_api = true;
+		return 0;
+	case OPT_BOOT_TIMER:
+		cfg->boot_timer = true;
+		return 0;
+	case OPT_ENABLE_PCI:
+		cfg->enable_pci = true;
+		return 0;
+	case OPT_LOG_PATH:
+		return path_option(opt, arg, &cfg->log_path, err, errlen);
+	case OPT_LEVEL:
+		return level_option(arg, cfg, err, errlen);
+	case OPT_MODULE:
+		return path_option(opt, arg, &cfg->log_module, err, errlen);
+	case OPT_SHOW_LEVEL:
+		cfg->log_show_level = true;
+		return 0;
+	case OPT_SHOW_ORIGIN:
+		cfg->log_show_origin = true;
+		return 0;
+	case OPT_METRICS_PATH:
+		return path_option(opt, arg, &cfg->metrics_path, err, errlen);
+	case OPT_MAX_PAYLOAD:
+		return u64_option(opt, arg, 1, MAX_API_PAYLOAD,
+				  &cfg->api_max_payload, err, errlen);
+	case OPT_START_US:
+		return u64_option(opt, arg, 0, UINT64_MAX, &cfg->start_time_us,
+				  err, errlen);
+	case OPT_START_CPU_US:
+		return u64_option(opt, arg, 0, UINT64_MAX,
+				  &cfg->start_time_cpu_us, err, errlen);
+	case OPT_PARENT_CPU_US:
+		return u64_option(opt, arg, 0, UINT64_MAX,
+				  &cfg->parent_cpu_time_us, err, errlen);
+	default:
+		return 1;
+	}
+}
+
+static int disk_option(const char *arg, struct vm_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct disk_config *d = &cfg->disks[cfg->nr_disks];
+	char id[16];
+	int ret;
+
+	if (cfg->nr_disks >= CONFIG_MAX_DISKS) {
+		snprintf(err, errlen, "--disk %s: at most %d disks", arg,
+			 CONFIG_MAX_DISKS);
+		return -EINVAL;
+	}
+	ret = cli_parse_disk(arg, d, err, errlen);
+	if (ret)
+		return ret;
+	/* The API's name for it (PATCH /drives/disk0). */
+	snprintf(id, sizeof(id), "disk%u", cfg->nr_disks);
+	if (set_str(&d->drive_id, id)) {
+		config_disk_free(d);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cfg->nr_disks++;
+	return 0;
+}
 
 static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		      char *err, size_t errlen)
@@ -539,23 +782,22 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 	unsigned long n;
 	int ret;
 
+	ret = cli_fc_option(opt, arg, cfg, err, errlen);
+	if (ret != 1)
+		return ret;
 	switch (opt) {
 	case OPT_KERNEL:
-		cfg->kernel = arg;
-		return 0;
+		return path_option(opt, arg, &cfg->kernel, err, errlen);
 	case OPT_INITRD:
-		cfg->initrd = arg;
-		return 0;
+		return path_option(opt, arg, &cfg->initrd, err, errlen);
 	case OPT_CMDLINE:
-		cfg->cmdline = arg;
+		if (set_str(&cfg->cmdline, arg)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 		return 0;
 	case OPT_CONSOLE:
-		if (!*arg) {
-			snprintf(err, errlen, "--console '': needs a file name");
-			return -EINVAL;
-		}
-		cfg->console = arg;
-		return 0;
+		return path_option(opt, arg, &cfg->console, err, errlen);
 	case OPT_CPUS:
 		if (parse_uint(arg, CONFIG_MAX_CPUS, &n) || n == 0) {
 			snprintf(err, errlen,
@@ -568,16 +810,7 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 	case OPT_MEMORY:
 		return memory_option(arg, cfg, err, errlen);
 	case OPT_DISK:
-		if (cfg->nr_disks >= CONFIG_MAX_DISKS) {
-			snprintf(err, errlen, "--disk %s: at most %d disks",
-				 arg, CONFIG_MAX_DISKS);
-			return -EINVAL;
-		}
-		ret = cli_parse_disk(arg, &cfg->disks[cfg->nr_disks], err,
-				     errlen);
-		if (!ret)
-			cfg->nr_disks++;
-		return ret;
+		return disk_option(arg, cfg, err, errlen);
 	case OPT_TIMEOUT:
 		if (parse_uint(arg, MAX_TIMEOUT, &n) || n == 0) {
 			snprintf(err, errlen,
@@ -621,6 +854,64 @@ static const char *cli_default_cmdline(const struct vm_config *cfg)
 	return cfg->disks[0].readonly ? CLI_CMDLINE_ROOT_RO : CLI_CMDLINE_ROOT_RW;
 }
 
+/*
+ * How the modes combine, once the command line is read: --no-api and
+ * --api-sock exclude each other; without --kernel, --config-file or --id
+ * serve the API on Firecracker's default socket unless --no-api; the API
+ * and the config file start from Firecracker's 128 MiB unless --memory.
+ */
+static int cli_modes(struct vm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->no_api && cfg->api_sock) {
+		snprintf(err, errlen,
+			 "--no-api and --api-sock %s exclude each other",
+			 cfg->api_sock);
+		return -EINVAL;
+	}
+	if (cfg->no_api && !cfg->config_file && !cfg->kernel) {
+		snprintf(err, errlen,
+			 "--no-api needs --config-file (or --kernel): nothing else would configure the VM");
+		return -EINVAL;
+	}
+	if (!cfg->api_sock && !cfg->no_api && !cfg->kernel &&
+	    (cfg->config_file || cfg->id) &&
+	    set_str(&cfg->api_sock, FC_DEFAULT_API_SOCK))
+		return -ENOMEM;
+	if ((cfg->api_sock || cfg->config_file) && !cfg->memory_set) {
+		cfg->memory = CONFIG_FC_DEFAULT_MEMORY;
+		if (set_str(&cfg->memory_arg, CONFIG_FC_DEFAULT_MEMORY_ARG))
+			return -ENOMEM;
+	}
+	if (!cfg->kernel && !cfg->api_sock && !cfg->config_file) {
+		snprintf(err, errlen, "no --kernel given (see --help)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static enum cli_result cli_finish(struct vm_config *cfg, char *err,
+				  size_t errlen)
+{
+	int ret = cli_modes(cfg, err, errlen);
+
+	/* The command line's own default only for its own --kernel. */
+	if (!ret && cfg->kernel && !cfg->cmdline)
+		ret = set_str(&cfg->cmdline, cli_default_cmdline(cfg));
+	if (!ret && cfg->config_file)
+		ret = fc_load_config_file(cfg, cfg->config_file, err, errlen);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (ret)
+		return CLI_ERROR;
+	if (!cfg->kernel && !cfg->api_sock) {
+		snprintf(err, errlen,
+			 "--config-file %s: no \"boot-source\", and no --kernel or --api-sock to give one",
+			 cfg->config_file);
+		return CLI_ERROR;
+	}
+	return CLI_RUN;
+}
+
 enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 			  char *err, size_t errlen)
 {
@@ -628,13 +919,20 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 
 	cfg->cpus = 1;
 	cfg->memory = CONFIG_DEFAULT_MEMORY;
-	cfg->memory_arg = CONFIG_DEFAULT_MEMORY_ARG;
+	if (set_str(&cfg->memory_arg, CONFIG_DEFAULT_MEMORY_ARG)) {
+		snprintf(err, errlen, "out of memory");
+		return CLI_ERROR;
+	}
 	/* 0, not 1: glibc then forgets the argv of any earlier scan. */
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt == OPT_HELP) {
 			fputs(usage_text, stdout);
+			return CLI_EXIT;
+		}
+		if (opt == OPT_VERSION) {
+			fputs("microvm v" MICROVM_VERSION "\n", stdout);
 			return CLI_EXIT;
 		}
 		if (opt == '?') {
@@ -656,22 +954,10 @@ enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 			 argv[optind]);
 		return CLI_ERROR;
 	}
-	if (!cfg->kernel) {
-		snprintf(err, errlen, "no --kernel given (see --help)");
-		return CLI_ERROR;
-	}
-	if (!cfg->cmdline)
-		cfg->cmdline = cli_default_cmdline(cfg);
-	return CLI_RUN;
+	return cli_finish(cfg, err, errlen);
 }
 
 void cli_free(struct vm_config *cfg)
 {
-	unsigned int i;
-
-	for (i = 0; i < cfg->nr_disks; i++) {
-		free(cfg->disks[i].path);
-		free(cfg->disks[i].serial);
-	}
-	cfg->nr_disks = 0;
+	config_free(cfg);
 }

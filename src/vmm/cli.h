@@ -32,20 +32,27 @@ enum cli_result {
 
 /**
  * cli_parse() - parse argv into @cfg.
- * @cfg: zeroed config; strings point into argv or are heap copies that
- *       cli_free() releases
+ * @cfg: zeroed config; every string in it is a heap copy that cli_free()
+ *       releases (also after CLI_ERROR)
  * @err/@errlen: the user-facing message for CLI_ERROR
  *
- * Without --cmdline, cfg->cmdline is CLI_CMDLINE_CONSOLE, or with at least
- * one --disk and no --initrd CLI_CMDLINE_ROOT_RW (CLI_CMDLINE_ROOT_RO when
- * the first disk is readonly=on): the root file system is on vda.
+ * With --kernel and without --cmdline, cfg->cmdline is CLI_CMDLINE_CONSOLE,
+ * or with at least one --disk and no --initrd CLI_CMDLINE_ROOT_RW
+ * (CLI_CMDLINE_ROOT_RO when the first disk is readonly=on): the root file
+ * system is on vda. Each --disk gets the drive_id "diskN" (N from 0).
+ * --config-file is applied last (fc_load_config_file()): its boot-source
+ * replaces --kernel/--initrd/--cmdline, its drives come after the --disk
+ * ones (fc_finalize_config() moves a root drive first). Without --kernel,
+ * cfg->kernel may be NULL when --api-sock is set (the API supplies it),
+ * and cfg->cmdline NULL (Firecracker's default at fc_finalize_config()).
+ * --version prints "microvm v" MICROVM_VERSION.
  *
  * Return: a cli_result.  Context: main thread, startup.
  */
 enum cli_result cli_parse(int argc, char **argv, struct vm_config *cfg,
 			  char *err, size_t errlen);
 
-/** cli_free() - release what cli_parse() allocated in @cfg. */
+/** cli_free() - release what cli_parse() allocated in @cfg (config_free()). */
 void cli_free(struct vm_config *cfg);
 
 /**

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The VM configuration the command line produces: what to boot, how many
- * vCPUs and how much RAM, which disks. Filled by cli_parse(), read by main
- * and the architecture code; nothing in it is touched after startup.
+ * The VM configuration: what to boot, how many vCPUs and how much RAM,
+ * which disks, and where the API, log and metrics go. Filled by
+ * cli_parse() and by the API's and the config file's Firecracker objects
+ * (src/api/fc_config.c); read by main and the architecture code. Every
+ * string in it is a heap copy owned by the config (config_free()).
  */
 #ifndef MICROVM_CONFIG_H
 #define MICROVM_CONFIG_H
@@ -13,6 +15,11 @@
 #include "util/confine.h"
 #include "util/ratelimit.h"
 
+/* The version --version and GET /version report. Kata's Firecracker
+ * driver (fc.go) parses the second word of the first line as a semantic
+ * version and refuses anything below 0.21.1. */
+#define MICROVM_VERSION "0.21.1"
+
 #define CONFIG_MAX_CPUS 254
 #define CONFIG_MAX_DISKS 16
 #define CONFIG_DEFAULT_MEMORY (512ULL << 20)
@@ -21,14 +28,30 @@
 #define CONFIG_MAX_POLL_US 1000u /* --disk poll-us; BLK_POLL_MAX_US */
 #define CONFIG_MAX_IRQ_HOLD_US 10000u /* --disk irq-hold-us; BLK_IRQ_HOLD_MAX_US */
 #define CONFIG_MAX_IRQ_HOLD_COUNT 65535u /* --disk irq-hold-max */
+#define CONFIG_MAX_QUEUES 64u        /* --disk queues */
+#define CONFIG_MAX_QUEUE_SIZE 1024u  /* --disk queue-size */
+/* Firecracker's defaults, taken where the API or a config file sets the
+ * machine up (1 vCPU as ours). */
+#define CONFIG_FC_DEFAULT_MEMORY (128ULL << 20)
+#define CONFIG_FC_DEFAULT_MEMORY_ARG "128M"
 
 enum disk_transport { DISK_TRANSPORT_PCI, DISK_TRANSPORT_MMIO };
 enum config_cache { CONFIG_CACHE_NONE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_UNSAFE };
 /* engine=: who serves the queues (io_uring: the VMM's I/O threads). */
 enum config_engine { CONFIG_ENGINE_URING, CONFIG_ENGINE_VHOST };
 
+/* The logger's level (Firecracker's names; CONFIG_LOG_UNSET: not given). */
+enum config_log_level {
+	CONFIG_LOG_UNSET, CONFIG_LOG_OFF, CONFIG_LOG_ERROR, CONFIG_LOG_WARNING,
+	CONFIG_LOG_INFO, CONFIG_LOG_DEBUG, CONFIG_LOG_TRACE,
+};
+
 struct disk_config {
-	const char *spec; /* the --disk argument as given, for messages */
+	char *spec; /* the --disk argument, or the drive_id, for messages */
+	char *drive_id;  /* the API's name: drive_id, or "diskN" for --disk */
+	bool is_root;    /* is_root_device: first, and root= on the cmdline */
+	char *partuuid;  /* root=PARTUUID=<this> instead of root=/dev/vda */
+	bool io_async;   /* io_engine "Async" (both engines are io_uring) */
 	char *path;
 	bool readonly;
 	char *serial;       /* NULL: derived from the image */
@@ -53,13 +76,16 @@ struct disk_config {
 };
 
 struct vm_config {
-	const char *kernel;
-	const char *initrd;
-	const char *cmdline;
-	const char *console;  /* --console FILE; NULL: the console is stdout */
+	char *kernel;
+	char *initrd;
+	char *cmdline;
+	char *console;  /* --console FILE; NULL: the console is stdout */
 	unsigned int cpus;
 	uint64_t memory;
-	const char *memory_arg; /* --memory as typed, for messages */
+	char *memory_arg;       /* --memory as typed, for messages */
+	bool memory_set;        /* --memory given (else a mode's default) */
+	bool smt;               /* machine-config smt (only false today) */
+	bool track_dirty_pages; /* machine-config track_dirty_pages */
 	bool memory_merge;      /* --memory ...,merge=on: KSM may merge RAM */
 	unsigned int timeout; /* seconds, 0: none */
 	bool stats;
@@ -67,6 +93,44 @@ struct vm_config {
 	enum confine_mode seccomp; /* zero: on */
 	struct disk_config disks[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
+
+	/* The Firecracker-compatible API and process options. */
+	char *api_sock;     /* --api-sock: serve the API there; NULL: none */
+	char *config_file;  /* --config-file, applied after the command line */
+	char *id;           /* --id: the instance id (1-64 of [A-Za-z0-9-]) */
+	bool no_api;        /* --no-api */
+	bool boot_timer;    /* --boot-timer */
+	bool enable_pci;    /* --enable-pci: API drives default to pci */
+	uint64_t api_max_payload; /* --http-api-max-payload-size; 0: default */
+	uint64_t start_time_us;      /* --start-time-us (the jailer's) */
+	uint64_t start_time_cpu_us;  /* --start-time-cpu-us */
+	uint64_t parent_cpu_time_us; /* --parent-cpu-time-us */
+	/* logger and metrics (PUT /logger, /metrics, or the flags) */
+	char *log_path;
+	enum config_log_level log_level;
+	bool log_show_level;
+	bool log_show_origin;
+	char *log_module;
+	char *metrics_path;
+	bool metrics_emit_id;
 };
+
+/** config_disk_free() - release the strings of @d and zero it. */
+void config_disk_free(struct disk_config *d);
+
+/** config_free() - release every string @cfg owns and zero it. */
+void config_free(struct vm_config *cfg);
+
+/**
+ * config_copy() - deep-copy @src into @dst (whose old contents are not
+ * freed). Return: 0 or -ENOMEM (then @dst holds nothing to free).
+ * Context: any thread; reads @src only.
+ */
+int config_copy(struct vm_config *dst, const struct vm_config *src);
+
+/**
+ * config_disk_copy() - deep-copy one disk. Return: 0 or -ENOMEM.
+ */
+int config_disk_copy(struct disk_config *dst, const struct disk_config *src);
 
 #endif

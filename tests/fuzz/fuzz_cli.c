@@ -5,7 +5,9 @@
  * cli_parse_disk() and cli_parse_size() on its own. Whatever the words,
  * parsing returns a verdict without crashing, and an accepted config
  * holds only values the options promise (checked below; abort() on a
- * broken promise).
+ * broken promise). --config-file (any prefix of it getopt takes) is left
+ * out: it would read whatever file the input names, a FIFO included;
+ * fuzz_fc_config covers the file's contents.
  */
 #include "vmm/cli.h"
 
@@ -71,8 +73,7 @@ static void fuzz_one_disk(const char *spec)
 		if (d.path || d.serial)
 			abort(); /* freed and cleared on failure */
 	}
-	free(d.path);
-	free(d.serial);
+	config_disk_free(&d);
 	ret = cli_parse_size(spec, &v);
 	if (ret && ret != -EINVAL && ret != -ERANGE)
 		abort();
@@ -90,7 +91,10 @@ static void fuzz_argv(char **argv, int argc)
 	if (res == CLI_ERROR) {
 		fuzz_check_err(err);
 	} else if (res == CLI_RUN) {
-		if (!cfg.kernel || !cfg.cmdline || cfg.cpus < 1 ||
+		if ((!cfg.kernel && !cfg.api_sock) ||
+		    (cfg.kernel && !cfg.cmdline) || (cfg.no_api && cfg.api_sock) ||
+		    (cfg.id && (!cfg.id[0] || strlen(cfg.id) > 64)) ||
+		    cfg.cpus < 1 ||
 		    cfg.cpus > CONFIG_MAX_CPUS ||
 		    cfg.memory < CONFIG_MIN_MEMORY || !cfg.memory_arg ||
 		    cfg.nr_disks > CONFIG_MAX_DISKS)
@@ -126,6 +130,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start = i + 1;
 	}
 	argv[argc] = NULL;
+	for (i = 1; i < (size_t)argc; i++) {
+		if (!strncmp(argv[i], "--conf", 6)) {
+			free(buf);
+			return 0;
+		}
+	}
 	if (argc > 1)
 		fuzz_one_disk(argv[1]);
 	fuzz_argv(argv, argc);

@@ -19,8 +19,12 @@ file(GLOB_RECURSE MICROVM_FUZZ_HEADERS CONFIGURE_DEPENDS
 # Libraries every target may need: threads are started by the blk queue
 # and the UART's output buffer, and each such thread confines itself
 # through util/confine.c (libseccomp).
-set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} -lpthread)
+set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
+	-lpthread)
 set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c)
+# The Firecracker objects and config file (json-c), and what they fill.
+set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c
+	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c)
 
 # With a non-clang tree compiler, a clang on PATH still builds the
 # libFuzzer target (outside CMake's toolchain), so the short fuzz run
@@ -124,7 +128,9 @@ microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c
 	util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c
 	vmm/x86_64/boot_elf.c util/guest_mem.c)
-microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_CONFINE})
+microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_FC_CONFIG}
+	${MICROVM_FUZZ_CONFINE})
+microvm_fuzz_target(fuzz_fc_config ${MICROVM_FUZZ_FC_CONFIG})
 # The arm64 console, on its own (no bus: the model decodes its whole page).
 microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c
 	util/clock.c util/evloop.c util/log.c util/outbuf.c

@@ -59,16 +59,16 @@ static void test_disk_ok(void)
 	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
 	CHECK_EQ(d.transport, DISK_TRANSPORT_PCI);
 	CHECK(!d.defer_off);
-	free(d.path);
+	config_disk_free(&d);
 
 	CHECK_EQ(cli_parse_disk("a.img,defer=off", &d, err, sizeof(err)), 0);
 	CHECK(d.defer_off);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,defer=off,defer=on", &d, err,
 				sizeof(err)), 0);
 	CHECK(!d.defer_off);
 	CHECK(!d.poll_set);
-	free(d.path);
+	config_disk_free(&d);
 
 	CHECK_EQ(cli_parse_disk("a.img,readonly=on,serial=abc,cache=unsafe,"
 				"transport=mmio,queues=4,queue-size=128,"
@@ -83,94 +83,93 @@ static void test_disk_ok(void)
 	CHECK_EQ(d.queue_size, 128);
 	CHECK(d.poll_set);
 	CHECK_EQ(d.poll_us, 1000);
-	free(d.path);
-	free(d.serial);
+	config_disk_free(&d);
 
 	/* snapshot=on: page cache unless a cache mode is given. */
 	CHECK_EQ(cli_parse_disk("a.img,snapshot=on", &d, err, sizeof(err)), 0);
 	CHECK(d.snapshot);
 	CHECK(!d.readonly);
 	CHECK_EQ(d.cache, CONFIG_CACHE_WRITEBACK);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,cache=unsafe,snapshot=on", &d, err,
 				sizeof(err)), 0);
 	CHECK(d.snapshot);
 	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,snapshot=off", &d, err, sizeof(err)), 0);
 	CHECK(!d.snapshot);
 	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
-	free(d.path);
+	config_disk_free(&d);
 
 	/* Unset means the device default; 0 is "off", not unset. */
 	CHECK_EQ(cli_parse_disk("a.img,poll-us=0", &d, err, sizeof(err)), 0);
 	CHECK(d.poll_set);
 	CHECK_EQ(d.poll_us, 0);
 	CHECK(!d.coalesce_off);
-	free(d.path);
+	config_disk_free(&d);
 
 	/* engine: io_uring by default; vhost on either transport. */
 	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,transport=mmio,queues=8",
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
 	CHECK_EQ(d.cache, CONFIG_CACHE_NONE);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,readonly=on,cache=none",
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,cache=unsafe", &d, err,
 				sizeof(err)), 0);
 	CHECK_EQ(d.cache, CONFIG_CACHE_UNSAFE);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,engine=io_uring,poll-us=5",
 				&d, err, sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_URING);
-	free(d.path);
+	config_disk_free(&d);
 	/* The module's workers poll too. */
 	CHECK_EQ(cli_parse_disk("a.img,engine=vhost,poll-us=0", &d, err,
 				sizeof(err)), 0);
 	CHECK_EQ(d.engine, CONFIG_ENGINE_VHOST);
 	CHECK(d.poll_set && d.poll_us == 0);
-	free(d.path);
+	config_disk_free(&d);
 
 	/* irq-coalesce: on by default, off on mmio only (in any order). */
 	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=off,transport=mmio", &d,
 				err, sizeof(err)), 0);
 	CHECK(d.coalesce_off);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,irq-coalesce=on", &d, err,
 				sizeof(err)), 0);
 	CHECK(!d.coalesce_off);
-	free(d.path);
+	config_disk_free(&d);
 
 	/* irq-hold-us: off by default; irq-hold-max only beside it. */
 	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
 	CHECK_EQ(d.irq_hold_us, 0);
 	CHECK_EQ(d.irq_hold_max, 0);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,irq-hold-us=10000,irq-hold-max=65535,"
 				"transport=mmio", &d, err, sizeof(err)), 0);
 	CHECK_EQ(d.irq_hold_us, 10000);
 	CHECK_EQ(d.irq_hold_max, 65535);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,irq-hold-max=8,irq-hold-us=50", &d,
 				err, sizeof(err)), 0);
 	CHECK_EQ(d.irq_hold_us, 50);
 	CHECK_EQ(d.irq_hold_max, 8);
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,irq-hold-us=0,defer=off", &d, err,
 				sizeof(err)), 0);
 	CHECK(d.defer_off);
-	free(d.path);
+	config_disk_free(&d);
 
 	/* iops, bps: N per second (size N, refill 1000 ms), and bursts. */
 	CHECK_EQ(cli_parse_disk("a.img", &d, err, sizeof(err)), 0);
 	CHECK(!rl_config_active(&d.rl));
-	free(d.path);
+	config_disk_free(&d);
 	CHECK_EQ(cli_parse_disk("a.img,iops=200,bps=1048576,iops-burst=50,"
 				"bps-burst=0", &d, err, sizeof(err)), 0);
 	CHECK_EQ(d.rl.ops.size, 200);
@@ -179,7 +178,7 @@ static void test_disk_ok(void)
 	CHECK_EQ(d.rl.bandwidth.size, 1048576);
 	CHECK_EQ(d.rl.bandwidth.refill_time_ms, 1000);
 	CHECK_EQ(d.rl.bandwidth.one_time_burst, 0);
-	free(d.path);
+	config_disk_free(&d);
 }
 
 struct disk_bad_row {

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Firecracker's configuration objects into struct vm_config: boot-source,
+ * machine-config, drives (with rate limiters and our own extra keys),
+ * logger and metrics. Every field is read strictly (fc_json.c); an object
+ * is checked whole before anything in the config changes.
+ */
+#include "api/fc_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/fc_config_priv.h"
+
+const char *const fc_log_level_names[] = {
+	"Off", "Error", "Warning", "Info", "Debug", "Trace", NULL,
+};
+
+bool fc_valid_id(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		char ch = s[i];
+
+		if (i >= FC_ID_MAX)
+			return false;
+		if (!(ch == '_' || (ch >= '0' && ch <= '9') ||
+		      (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+			return false;
+	}
+	return i > 0;
+}
+
+int fc_disk_index(const struct vm_config *cfg, const char *drive_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nr_disks; i++)
+		if (cfg->disks[i].drive_id &&
+		    !strcmp(cfg->disks[i].drive_id, drive_id))
+			return (int)i;
+	return -1;
+}
+
+/* *@dst = a copy of @s (NULL: NULL); -ENOMEM leaves *@dst NULL. */
+static int dup_opt(char **dst, const char *s)
+{
+	*dst = NULL;
+	if (s && !(*dst = strdup(s)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int oom(struct fc_ctx *c)
+{
+	fc_fail(c, "out of memory");
+	return -ENOMEM;
+}
+
+int fc_apply_boot_source(struct vm_config *cfg, struct json_object *o,
+			 struct fc_ctx *c)
+{
+	const char *kernel = NULL, *initrd = NULL, *args = NULL;
+	char *k = NULL, *i = NULL, *a = NULL;
+	int ret = 0;
+
+	json_object_object_foreach(o, key, v) {
+		if (!strcmp(key, "kernel_image_path"))
+			ret = fc_get_str(c, key, v, &kernel);
+		else if (!strcmp(key, "initrd_path"))
+			ret = v ? fc_get_str(c, key, v, &initrd) : 0;
+		else if (!strcmp(key, "boot_args"))
+			ret = v ? fc_get_str(c, key, v, &args) : 0;
+		else
+			ret = fc_unknown(c, key);
+		if (ret)
+			return ret;
+	}
+	if (!kernel)
+		return fc_fail(c, "kernel_image_path is required");
+	if (dup_opt(&k, kernel) || dup_opt(&i, initrd) || dup_opt(&a, args)) {
+		free(k);
+		free(i);
+		return oom(c);
+	}
+	free(cfg->kernel);
+	free(cfg->initrd);
+	free(cfg->cmdline);
+	cfg->kernel = k;
+	cfg->initrd = i;
+	cfg->cmdline = a;
+	return 0;
+}
+
+static const char *const none_only[] = { "None", NULL };
+
+/* cpu_template and huge_pages: Firecracker's other values are refused. */
+static int machine_none_only(struct fc_ctx *c, const char *key,
+			     struct json_object *v)
+{
+	unsigned int idx;
+	const char *s;
+
+	if (!v)
+		return 0;
+	if (fc_get_str(c, key, v, &s))
+		return -EINVAL;
+	if (fc_get_enum(c, key, v, none_only, false, &idx))
+		return fc_fail(c, "%s \"%.64s\" is not supported: microvm takes only \"None\"",
+			       key, s);
+	return 0;
+}
+
+int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
+			    bool put, struct fc_ctx *c)
+{
+	uint64_t cpus = cfg->cpus, mib = cfg->memory >> 20;
+	bool smt = false, dirty = put ? false : cfg->track_dirty_pages;
+	bool has_cpus = false, has_mem = false;
+	char arg[32], *memory_arg;
+	int ret = 0;
+
+	json_object_object_foreach(o, key, v) {
+		if (!strcmp(key, "vcpu_count")) {
+			ret = fc_get_u64(c, key, v, 1, CONFIG_MAX_CPUS, &cpus);
+			has_cpus = true;
+		} else if (!strcmp(key, "mem_size_mib")) {
+			ret = fc_get_u64(c, key, v, CONFIG_MIN_MEMORY >> 20,
+					 FC_MAX_MEM_MIB, &mib);
+			has_mem = true;
+		} else if (!strcmp(key, "smt")) {
+			ret = v ? fc_get_bool(c, key, v, &smt) : 0;
+			if (!ret && smt)
+				ret = fc_fail(c, "smt true is not supported: microvm gives each vCPU a core of its own");
+		} else if (!strcmp(key, "track_dirty_pages")) {
+			ret = v ? fc_get_bool(c, key, v, &dirty) : 0;
+		} else if (!strcmp(key, "cpu_template") ||
+			   !strcmp(key, "huge_pages")) {
+			ret = machine_none_only(c, key, v);
+		} else {
+			ret = fc_unknown(c, key);
+		}
+		if (ret)
+			return ret;
+	}
+	if (put && (!has_cpus || !has_mem))
+		return fc_fail(c, "%s is required",
+			       has_cpus ? "mem_size_mib" : "vcpu_count");
+	snprintf(arg, sizeof(arg), "%lluM", (unsigned long long)mib);
+	if (!(memory_arg = strdup(arg)))
+		return oom(c);
+	free(cfg->memory_arg);
+	cfg->memory_arg = memory_arg;
+	cfg->cpus = (unsigned int)cpus;
+	cfg->memory = mib << 20;
+	cfg->memory_set = true;
+	cfg->smt = smt;
+	cfg->track_dirty_pages = dirty;
+	return 0;
+}
+
+/* One token bucket: size and refill_time required, one_time_burst not. */
+static int apply_bucket(struct rl_bucket_config *b, const char *name,
+			struct json_object *o, struct fc_ctx *c)
+{
+	struct rl_bucket_config nb = { 0 };
+	bool has_size = false, has_refill = false;
+	char key[64];
+	int ret = 0;
+
+	if (fc_get_object(c, name, o))
+		return -EINVAL;
+	json_object_object_foreach(o, k, v) {
+		snprintf(key, sizeof(key), "%s.%.32s", name, k);
+		if (!strcmp(k, "size")) {
+			ret = fc_get_u64(c, key, v, 0, INT64_MAX - 1, &nb.size);
+			has_size = true;
+		} else if (!strcmp(k, "refill_time")) {
+			ret = fc_get_u64(c, key, v, 0, INT64_MAX - 1,
+					 &nb.refill_time_ms);
+			has_refill = true;
+		} else if (!strcmp(k, "one_time_burst")) {
+			ret = v ? fc_get_u64(c, key, v, 0, INT64_MAX - 1,
+					     &nb.one_time_burst) : 0;
+		} else {
+			ret = fc_unknown(c, key);
+		}
+		if (ret)
+			return ret;
+	}
+	if (!has_size || !has_refill)
+		return fc_fail(c, "%s.%s is required", name,
+			       has_size ? "refill_time" : "size");
+	*b = nb;
+	return 0;
+}
+
+int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
+			  struct fc_ctx *c)
+{
+	struct rl_config n = *rl;
+	int ret = 0;
+
+	if (fc_get_object(c, "rate_limiter", o))
+		return -EINVAL;
+	json_object_object_foreach(o, key, v) {
+		if (!v)
+			continue; /* null: this bucket as it was */
+		if (!strcmp(key, "bandwidth"))
+			ret = apply_bucket(&n.bandwidth,
+					   "rate_limiter.bandwidth", v, c);
+		else if (!strcmp(key, "ops"))
+			ret = apply_bucket(&n.ops, "rate_limiter.ops", v, c);
+		else
+			ret = fc_fail(c, "unknown field \"rate_limiter.%.32s\"",
+				      key);
+		if (ret)
+			return ret;
+	}
+	*rl = n;
+	return 0;
+}
+
+int fc_apply_logger(struct vm_config *cfg, struct json_object *o,
+		    struct fc_ctx *c)
+{
+	const char *path = NULL, *module = NULL;
+	unsigned int level = 0;
+	bool show_level = cfg->log_show_level;
+	bool show_origin = cfg->log_show_origin;
+	bool has_level = false;
+	char *p = NULL, *m = NULL;
+	int ret = 0;
+
+	json_object_object_foreach(o, key, v) {
+		if (!v)
+			continue; /* null: as it was */
+		if (!strcmp(key, "log_path")) {
+			ret = fc_get_str(c, key, v, &path);
+		} else if (!strcmp(key, "level")) {
+			ret = fc_get_enum(c, key, v, fc_log_level_names, true,
+					  &level);
+			has_level = true;
+		} else if (!strcmp(key, "show_level")) {
+			ret = fc_get_bool(c, key, v, &show_level);
+		} else if (!strcmp(key, "show_log_origin")) {
+			ret = fc_get_bool(c, key, v, &show_origin);
+		} else if (!strcmp(key, "module")) {
+			ret = fc_get_str(c, key, v, &module);
+		} else {
+			ret = fc_unknown(c, key);
+		}
+		if (ret)
+			return ret;
+	}
+	if (dup_opt(&p, path) || dup_opt(&m, module)) {
+		free(p);
+		return oom(c);
+	}
+	if (p) {
+		free(cfg->log_path);
+		cfg->log_path = p;
+	}
+	if (m) {
+		free(cfg->log_module);
+		cfg->log_module = m;
+	}
+	if (has_level)
+		cfg->log_level = (enum config_log_level)(level + 1);
+	cfg->log_show_level = show_level;
+	cfg->log_show_origin = show_origin;
+	return 0;
+}
+
+int fc_apply_metrics(struct vm_config *cfg, struct json_object *o,
+		     struct fc_ctx *c)
+{
+	const char *path = NULL;
+	bool emit_id = false;
+	char *p;
+	int ret = 0;
+
+	json_object_object_foreach(o, key, v) {
+		if (!strcmp(key, "metrics_path"))
+			ret = fc_get_str(c, key, v, &path);
+		else if (!strcmp(key, "emit_id"))
+			ret = v ? fc_get_bool(c, key, v, &emit_id) : 0;
+		else
+			ret = fc_unknown(c, key);
+		if (ret)
+			return ret;
+	}
+	if (!path)
+		return fc_fail(c, "metrics_path is required");
+	if (!(p = strdup(path)))
+		return oom(c);
+	free(cfg->metrics_path);
+	cfg->metrics_path = p;
+	cfg->metrics_emit_id = emit_id;
+	return 0;
+}
+
+/* Parse @json as an object, then apply it with @fn. */
+typedef int fc_apply_fn(struct vm_config *cfg, struct json_object *o,
+			struct fc_ctx *c);
+
+static int put_object(struct vm_config *cfg, const char *obj,
+		      fc_apply_fn *fn, const char *json, size_t len,
+		      char *err, size_t errlen)
+{
+	struct json_object *o;
+	struct fc_ctx c;
+	int ret;
+
+	fc_ctx_init(&c, err, errlen, "%s", obj);
+	o = fc_parse_object(&c, json, len);
+	if (!o)
+		return -EINVAL;
+	ret = fn(cfg, o, &c);
+	json_object_put(o);
+	return ret;
+}
+
+int fc_put_boot_source(struct vm_config *cfg, const char *json, size_t len,
+		       char *err, size_t errlen)
+{
+	return put_object(cfg, "boot-source", fc_apply_boot_source, json, len,
+			  err, errlen);
+}
+
+static int apply_machine_put(struct vm_config *cfg, struct json_object *o,
+			     struct fc_ctx *c)
+{
+	return fc_apply_machine_config(cfg, o, true, c);
+}
+
+static int apply_machine_patch(struct vm_config *cfg, struct json_object *o,
+			       struct fc_ctx *c)
+{
+	return fc_apply_machine_config(cfg, o, false, c);
+}
+
+int fc_put_machine_config(struct vm_config *cfg, const char *json,
+			  size_t len, char *err, size_t errlen)
+{
+	return put_object(cfg, "machine-config", apply_machine_put, json, len,
+			  err, errlen);
+}
+
+int fc_patch_machine_config(struct vm_config *cfg, const char *json,
+			    size_t len, char *err, size_t errlen)
+{
+	return put_object(cfg, "machine-config", apply_machine_patch, json,
+			  len, err, errlen);
+}
+
+int fc_put_logger(struct vm_config *cfg, const char *json, size_t len,
+		  char *err, size_t errlen)
+{
+	return put_object(cfg, "logger", fc_apply_logger, json, len, err,
+			  errlen);
+}
+
+int fc_put_metrics(struct vm_config *cfg, const char *json, size_t len,
+		   char *err, size_t errlen)
+{
+	return put_object(cfg, "metrics", fc_apply_metrics, json, len, err,
+			  errlen);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Firecracker's --config-file (the API's objects in one JSON document),
+ * the same shape back out for GET /vm/config and GET /machine-config, and
+ * the last step before booting: the root drive first and root= on the
+ * kernel command line, as Firecracker's builder does.
+ */
+#include "api/fc_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/fc_config_priv.h"
+
+/* Keys of devices microvm does not have: only absent, null or empty. */
+static const char *const unsupported_keys[] = {
+	"network-interfaces", "vsock", "balloon", "mmds-config",
+	"cpu-config", "entropy", "pmem", "memory-hotplug", NULL,
+};
+
+static const char *const known_keys[] = {
+	"boot-source", "machine-config", "drives", "logger", "metrics", NULL,
+};
+
+static bool in_list(const char *const *list, const char *key)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, key))
+			return true;
+	return false;
+}
+
+static bool json_empty(struct json_object *v)
+{
+	return !v ||
+	       (json_object_is_type(v, json_type_array) &&
+		!json_object_array_length(v)) ||
+	       (json_object_is_type(v, json_type_object) &&
+		!json_object_object_length(v));
+}
+
+static int read_file(const char *path, char **out, size_t *len,
+		     struct fc_ctx *c)
+{
+	char *buf;
+	size_t n = 0;
+	ssize_t r = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fc_fail(c, "cannot open: %s", strerror(errno));
+	buf = malloc(FC_CONFIG_FILE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return fc_fail(c, "out of memory");
+	}
+	while (n <= FC_CONFIG_FILE_MAX) {
+		r = read(fd, buf + n, FC_CONFIG_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (r < 0 || n > FC_CONFIG_FILE_MAX) {
+		free(buf);
+		return r < 0 ? fc_fail(c, "cannot read: %s", strerror(errno)) :
+			       fc_fail(c, "larger than %u bytes",
+				       FC_CONFIG_FILE_MAX);
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Every top-level key is known, or one of ours-to-refuse and empty. */
+static int check_keys(struct json_object *root, const char *path,
+		      char *err, size_t errlen)
+{
+	struct fc_ctx c;
+
+	fc_ctx_init(&c, err, errlen, "%s", path);
+	json_object_object_foreach(root, key, v) {
+		if (in_list(known_keys, key))
+			continue;
+		if (!in_list(unsupported_keys, key))
+			return fc_unknown(&c, key);
+		if (!json_empty(v))
+			return fc_fail(&c, "\"%s\": microvm has no such device (only absent, null or empty is accepted)",
+				       key);
+	}
+	return 0;
+}
+
+static int apply_drives(struct vm_config *cfg, struct json_object *arr,
+			const char *path, char *err, size_t errlen)
+{
+	struct json_object *d, *id;
+	struct fc_ctx c;
+	size_t i, n;
+	int ret;
+
+	fc_ctx_init(&c, err, errlen, "%s: drives", path);
+	if (!arr)
+		return 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return fc_fail(&c, "must be an array");
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		d = json_object_array_get_idx(arr, i);
+		id = NULL;
+		if (json_object_is_type(d, json_type_object))
+			json_object_object_get_ex(d, "drive_id", &id);
+		fc_ctx_init(&c, err, errlen, "%s: drives[%zu]%s%.64s%s", path,
+			    i, json_object_is_type(id, json_type_string) ?
+			    " \"" : "",
+			    json_object_is_type(id, json_type_string) ?
+			    json_object_get_string(id) : "",
+			    json_object_is_type(id, json_type_string) ?
+			    "\"" : "");
+		ret = fc_apply_drive(cfg, NULL, d, &c);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The objects in Firecracker's order: logger and metrics first. */
+static int apply_all(struct vm_config *cfg, struct json_object *root,
+		     const char *path, char *err, size_t errlen)
+{
+	struct json_object *v;
+	struct fc_ctx c;
+	int ret = 0;
+
+	if (json_object_object_get_ex(root, "logger", &v) && v) {
+		fc_ctx_init(&c, err, errlen, "%s: logger", path);
+		ret = fc_get_object(&c, "logger", v) ?:
+		      fc_apply_logger(cfg, v, &c);
+	}
+	if (!ret && json_object_object_get_ex(root, "metrics", &v) && v) {
+		fc_ctx_init(&c, err, errlen, "%s: metrics", path);
+		ret = fc_get_object(&c, "metrics", v) ?:
+		      fc_apply_metrics(cfg, v, &c);
+	}
+	if (!ret && json_object_object_get_ex(root, "machine-config", &v) &&
+	    v) {
+		fc_ctx_init(&c, err, errlen, "%s: machine-config", path);
+		ret = fc_get_object(&c, "machine-config", v) ?:
+		      fc_apply_machine_config(cfg, v, true, &c);
+	}
+	if (!ret && json_object_object_get_ex(root, "boot-source", &v) && v) {
+		fc_ctx_init(&c, err, errlen, "%s: boot-source", path);
+		ret = fc_get_object(&c, "boot-source", v) ?:
+		      fc_apply_boot_source(cfg, v, &c);
+	}
+	if (!ret && json_object_object_get_ex(root, "drives", &v))
+		ret = apply_drives(cfg, v, path, err, errlen);
+	return ret;
+}
+
+int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,
+			size_t errlen)
+{
+	struct json_object *root;
+	struct vm_config tmp;
+	struct fc_ctx c;
+	size_t len = 0;
+	char *buf = NULL;
+	int ret;
+
+	fc_ctx_init(&c, err, errlen, "--config-file %s", path);
+	ret = read_file(path, &buf, &len, &c);
+	if (ret)
+		return ret;
+	root = fc_parse_object(&c, buf, len);
+	free(buf);
+	if (!root)
+		return -EINVAL;
+	ret = check_keys(root, path, err, errlen);
+	if (!ret && config_copy(&tmp, cfg))
+		ret = fc_fail(&c, "out of memory");
+	if (!ret) {
+		ret = apply_all(&tmp, root, path, err, errlen);
+		if (ret) {
+			config_free(&tmp);
+		} else {
+			config_free(cfg);
+			*cfg = tmp;
+		}
+	}
+	json_object_put(root);
+	return ret;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Firecracker objects applied from parsed JSON: shared by the API's
+ * bodies (fc_config.c) and the config file (fc_config_file.c). Each
+ * leaves @cfg unchanged on error. Private to src/api.
+ */
+#ifndef MICROVM_API_FC_CONFIG_PRIV_H
+#define MICROVM_API_FC_CONFIG_PRIV_H
+
+#include <stdbool.h>
+
+#include "api/fc_json.h"
+#include "vmm/config.h"
+
+int fc_apply_boot_source(struct vm_config *cfg, struct json_object *o,
+			 struct fc_ctx *c);
+int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
+			    bool put, struct fc_ctx *c);
+/* @path_id: the id in the request's path, or NULL (config file). */
+int fc_apply_drive(struct vm_config *cfg, const char *path_id,
+		   struct json_object *o, struct fc_ctx *c);
+int fc_apply_logger(struct vm_config *cfg, struct json_object *o,
+		    struct fc_ctx *c);
+int fc_apply_metrics(struct vm_config *cfg, struct json_object *o,
+		     struct fc_ctx *c);
+/* A rate_limiter object onto @rl (buckets absent from it unchanged). */
+int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
+			  struct fc_ctx *c);
+
+/* Names shared by parsing and output. */
+extern const char *const fc_log_level_names[]; /* by enum config_log_level - 1 */
+
+#endif

@@ -19,7 +19,11 @@
 #               a v1 cpuset hierarchy): the probe in <parent>/<id> of each
 #   cgroup-v2   --cgroup-version 2 --cgroup cgroup.max.descendants=3:
 #               the probe in <cgroup2>/<parent>/<id> with the value set
+#   cgroup-v2-parent  --cgroup-version 2 and no --cgroup: joins the
+#               existing --parent-cgroup itself, makes nothing below it
 #   netns       --netns FILE (a network namespace bound there): joined
+#   signals     SIGTERM to the jailer reaches the probe and the jailer
+#               exits 143; SIGKILL to the jailer takes the probe along
 #   exec-fail   a dynamic binary (no loader in the jail): the exec fails,
 #               the jailer exits 1 with one line naming it
 # Usage: jail-test.sh --jailer BIN --probe BIN [--workdir DIR] CASE
@@ -62,8 +66,9 @@ cleanup()
 	local d
 	[ -z "${probe_pid:-}" ] || kill -KILL "$probe_pid" 2>/dev/null
 	wait 2>/dev/null
+	# Deepest first; the probe is gone, so they are empty.
 	for d in "${cgdirs[@]}"; do
-		rmdir "$d" "$(dirname "$d")" 2>/dev/null
+		rmdir "$d" 2>/dev/null
 	done
 	[ -z "${netns_file:-}" ] || umount "$netns_file" 2>/dev/null
 	rm -rf "$work"
@@ -268,10 +273,11 @@ cgroup-v1)
 	cpuset=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
 	[ -n "$cpu" ] && [ -w "$cpu" ] || skip "no writable cgroup v1 cpu hierarchy"
 	parent=jail-test-$$/vms
-	cgdirs=("$cpu/$parent/$id")
+	cgdirs=("$cpu/$parent/$id" "$cpu/$parent" "$cpu/${parent%/*}")
 	args=(--parent-cgroup "$parent" --cgroup cpu.shares=512)
 	if [ -n "$cpuset" ]; then
-		cgdirs+=("$cpuset/$parent/$id")
+		cgdirs+=("$cpuset/$parent/$id" "$cpuset/$parent"
+			"$cpuset/${parent%/*}")
 		args+=(--cgroup cpuset.mems=0)
 	fi
 	start "${args[@]}" -- --hold
@@ -293,7 +299,7 @@ cgroup-v2)
 	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	[ -n "$mnt" ] && [ -w "$mnt" ] || skip "no writable cgroup2 hierarchy"
 	parent=jail-test-$$
-	cgdirs=("$mnt/$parent/$id")
+	cgdirs=("$mnt/$parent/$id" "$mnt/$parent")
 	start --cgroup-version 2 --parent-cgroup "$parent" \
 		--cgroup cgroup.max.descendants=3 -- --hold
 	check_outside
@@ -312,6 +318,45 @@ netns)
 	[ "$(stat -L -c %i "$netns_file")" = \
 	  "$(stat -L -c %i "/proc/$probe_pid/ns/net")" ] ||
 		fail "not in the --netns namespace"
+	;;
+signals)
+	# SIGTERM to the jailer reaches microvm (here the probe, whose
+	# handler exits 143), and the jailer exits with that status.
+	start -- --hold
+	kill -TERM "$jailer_pid"
+	wait "$jailer_pid"
+	st=$?
+	jailer_pid=
+	[ "$st" = 143 ] || fail "after SIGTERM the jailer exited $st, not 143"
+	[ -e "$root/sigterm" ] || fail "the probe's SIGTERM handler did not run"
+	alive "$probe_pid" && fail "the probe outlived SIGTERM"
+	# SIGKILL to the jailer takes microvm with it (parent-death signal).
+	id=$id-k
+	root=$work/base/$name/$id/root
+	start -- --hold
+	kill -KILL "$jailer_pid"
+	wait "$jailer_pid" 2>/dev/null
+	jailer_pid=
+	for ((i = 0; i < 250; i++)); do
+		alive "$probe_pid" || break
+		sleep 0.02
+	done
+	alive "$probe_pid" && fail "the probe outlived the jailer's SIGKILL"
+	probe_pid=
+	;;
+cgroup-v2-parent)
+	# Firecracker's rule: v2 without --cgroup joins an existing
+	# --parent-cgroup itself and makes nothing below it.
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] && [ -w "$mnt" ] || skip "no writable cgroup2 hierarchy"
+	parent=jail-test-$$
+	mkdir "$mnt/$parent" || fail "mkdir $mnt/$parent"
+	cgdirs=("$mnt/$parent")
+	start --cgroup-version 2 --parent-cgroup "$parent" -- --hold
+	check_outside
+	grep -qx "0::/$parent" "/proc/$probe_pid/cgroup" ||
+		fail "cgroup: $(cat "/proc/$probe_pid/cgroup")"
+	[ ! -e "$mnt/$parent/$id" ] || fail "made $mnt/$parent/$id"
 	;;
 exec-fail)
 	# A dynamic binary: its loader is not in the jail.

@@ -6,14 +6,15 @@
  * the jail's device nodes, every open fd, its rlimits, environment and
  * arguments, as "PROBE ..." lines on stdout and in /report.txt (stdout
  * is /dev/null under --daemonize). With --hold it then waits for /go to
- * appear (the test looks at /proc/PID from outside meanwhile); it exits
- * with the status after --exit (default 0). "--list-root" alone only
+ * appear (the test looks at /proc/PID from outside meanwhile), or for
+ * SIGTERM (/sigterm made, exit 143); it exits with the status after --exit (default 0). "--list-root" alone only
  * lists "/" (the test runs it at the root of the jail's mount namespace).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,19 @@ static void root_view(void)
 	dev_node("/dev/urandom");
 }
 
+/* As microvm does: a handler, without which pid 1 of a namespace
+ * ignores SIGTERM sent from outside it. */
+static void on_sigterm(int sig)
+{
+	/* The test's evidence that the signal arrived (open is async-signal
+	 * safe); a jailer that died of it would take us down by SIGKILL. */
+	int fd = open("/sigterm", O_WRONLY | O_CREAT, 0644);
+
+	if (fd >= 0)
+		close(fd);
+	_exit(128 + sig);
+}
+
 static void hold(void)
 {
 	struct timespec ts = { 0, 20 * 1000000 };
@@ -172,7 +186,9 @@ int main(int argc, char **argv)
 	if (fd < 0 || write(fd, report, used) != (ssize_t)used ||
 	    close(fd) || rename("/report.tmp", "/report.txt"))
 		return 99;
-	if (do_hold)
+	if (do_hold) {
+		signal(SIGTERM, on_sigterm);
 		hold();
+	}
 	return status;
 }

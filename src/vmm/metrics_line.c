@@ -41,7 +41,7 @@ enum {
 	QF_WRITE_BYTES, QF_FLUSH, QF_DISCARD, QF_WRITE_ZEROES,
 	QF_EXECUTE_FAILS, QF_INVALID, QF_ENGINE_FULL, QF_POLL_HITS,
 	QF_POLL_MISSES, QF_POLL_NS, QF_POLL_WINDOW_NS, QF_HOLD_TIMED,
-	QF_HOLD_FULL, QF_COUNT
+	QF_HOLD_FULL, QF_THROTTLED, QF_COUNT
 };
 
 #define QF(i, n, f, k)                                                   \
@@ -72,6 +72,7 @@ static const struct mfield queue_fields[QF_COUNT] = {
 	QF(QF_POLL_WINDOW_NS, "poll_window_us", poll_window_ns, MF_GAUGE_US),
 	QF(QF_HOLD_TIMED, "irq_hold_timed", hold_timed, MF_DELTA),
 	QF(QF_HOLD_FULL, "irq_hold_full", hold_full, MF_DELTA),
+	QF(QF_THROTTLED, "rate_limiter_throttled_events", throttled, MF_DELTA),
 };
 
 /*
@@ -92,6 +93,7 @@ static const struct {
 	{ "invalid_reqs_count", QF_INVALID },
 	{ "queue_event_count", QF_KICKS },
 	{ "io_engine_throttled_events", QF_ENGINE_FULL },
+	{ "rate_limiter_throttled_events", QF_THROTTLED },
 	{ "discard_count", QF_DISCARD },
 	{ "write_zeroes_count", QF_WRITE_ZEROES },
 	{ "requests", QF_REQUESTS },

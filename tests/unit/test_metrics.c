@@ -176,6 +176,7 @@ static void test_fake_machine(void)
 	fake_dev.num_queues = FAKE_QUEUES;
 	fake_add_reads(2);
 	atomic_store(&fake_dev.queues[3].stats.poll_window_ns, 7000);
+	atomic_store(&fake_dev.queues[5].stats.throttled, 3);
 	atomic_store(&fake_vcpus[0].exits[VCPU_EXIT_IO_OUT], 5);
 	atomic_store(&fake_vcpus[1].exits[VCPU_EXIT_MMIO_WRITE], 4);
 	atomic_store(&fake_vcpus[1].exits[VCPU_EXIT_IO_OUT], 1);
@@ -185,6 +186,9 @@ static void test_fake_machine(void)
 	CHECK_EQ(jnum(o, "block_d1.queues.15.read_bytes"), 1024);
 	CHECK_EQ(jnum(o, "block_d1.queues.3.poll_window_us"), 7);
 	CHECK(jget(o, "block_d1.queues.16") == NULL);
+	CHECK_EQ(jnum(o, "block_d1.rate_limiter_throttled_events"), 3);
+	CHECK_EQ(jnum(o, "block_d1.queues.5.rate_limiter_throttled_events"), 3);
+	CHECK_EQ(jnum(o, "block.rate_limiter_throttled_events"), 3);
 	CHECK_EQ(jnum(o, "vcpu.exit_io_out"), 6);
 	CHECK_EQ(jnum(o, "vcpu.exit_mmio_write"), 4);
 	CHECK_EQ(jnum(o, "vcpu.exit_io_in"), 0);

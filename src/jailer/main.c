@@ -26,7 +26,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -337,21 +336,30 @@ static int run(struct jail_run *r, uint64_t start_cpu_us)
 {
 	bool stay = !r->cfg.daemonize && !r->cfg.new_pid_ns;
 	char pid_path[PATH_MAX];
-	int st[2], alive[2];
+	int st[2], alive[2], own_pidns;
 	pid_t pid;
 
 	if (pipe2(st, O_CLOEXEC) || pipe2(alive, O_CLOEXEC)) {
 		jail_err("pipe: %s", strerror(errno));
 		return 1;
 	}
+	/* Our own PID namespace, to return to after the fork below. */
+	own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (unshare(CLONE_NEWPID)) {
+		jail_err("new PID namespace: %s", strerror(errno));
+		return 1;
+	}
 	r->parent_cpu_us = clock_us(CLOCK_PROCESS_CPUTIME_ID) - start_cpu_us;
+	pid = fork();
 	/*
-	 * fork() into a new PID namespace. Not unshare(CLONE_NEWPID) and
-	 * fork(): that leaves the parent's later children (a sanitizer's
-	 * helper thread at exit) bound for a namespace whose init is gone.
+	 * The parent's later children (a sanitizer's helper thread at exit)
+	 * would go to the jail's namespace, whose init may be gone by then:
+	 * send them to ours again. Without /proc only they would suffer.
 	 */
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL,
-			     NULL, NULL);
+	if (pid != 0 && own_pidns >= 0) {
+		setns(own_pidns, CLONE_NEWPID);
+		close(own_pidns);
+	}
 	if (pid < 0) {
 		jail_err("fork into the new PID namespace: %s", strerror(errno));
 		return 1;

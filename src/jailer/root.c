@@ -86,8 +86,10 @@ static int copy_exec(const char *src, const char *dst)
 		jail_err("--exec-file: '%s' is not a readable regular file", src);
 		goto err_close_in;
 	}
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		   0700);
+	/* No O_TRUNC before the checks below (a hard link would be cut
+	 * short); O_NONBLOCK so that a FIFO there fails instead of waiting. */
+	out = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+		   O_CLOEXEC, 0700);
 	if (out < 0) {
 		ret = -errno;
 		jail_err("creating %s: %s", dst, strerror(-ret));
@@ -98,6 +100,11 @@ static int copy_exec(const char *src, const char *dst)
 	    dst_st.st_nlink != 1) {
 		ret = -EEXIST;
 		jail_err("%s is not a regular file of one link", dst);
+		goto err_close_out;
+	}
+	if (ftruncate(out, 0)) {
+		ret = -errno;
+		jail_err("truncating %s: %s", dst, strerror(-ret));
 		goto err_close_out;
 	}
 	ret = copy_fd(in, out, src, dst);

@@ -24,6 +24,8 @@
 #   netns       --netns FILE (a network namespace bound there): joined
 #   signals     SIGTERM to the jailer reaches the probe and the jailer
 #               exits 143; SIGKILL to the jailer takes the probe along
+#   hardlink    a hard link in place of the exec file's copy: refused,
+#               the other file untouched
 #   exec-fail   a dynamic binary (no loader in the jail): the exec fails,
 #               the jailer exits 1 with one line naming it
 # Usage: jail-test.sh --jailer BIN --probe BIN [--workdir DIR] CASE
@@ -357,6 +359,21 @@ cgroup-v2-parent)
 	grep -qx "0::/$parent" "/proc/$probe_pid/cgroup" ||
 		fail "cgroup: $(cat "/proc/$probe_pid/cgroup")"
 	[ ! -e "$mnt/$parent/$id" ] || fail "made $mnt/$parent/$id"
+	;;
+hardlink)
+	# A hard link where the exec file's copy goes (left by whoever held
+	# the jail before): refused, the linked file untouched.
+	mkdir -p "$root"
+	echo keep >"$work/victim"
+	ln "$work/victim" "$root/$name"
+	"$jailer" --id "$id" --exec-file "$probe" --uid 1000 --gid 1000 \
+		--chroot-base-dir "$work/base" >"$work/out" 2>"$work/err"
+	st=$?
+	[ "$st" = 1 ] || fail "the jailer exited $st, not 1"
+	[ "$(wc -l <"$work/err")" = 1 ] &&
+		grep -qxF "microvm-jailer: $(realpath "$root")/$name is not a regular file of one link" \
+		"$work/err" || fail "stderr: $(cat "$work/err")"
+	[ "$(cat "$work/victim")" = keep ] || fail "the linked file was changed"
 	;;
 exec-fail)
 	# A dynamic binary: its loader is not in the jail.

@@ -335,4 +335,6 @@ void machine_print_stats(struct machine *m, int fd)
 	}
 	arch_machine_print_stats(m, fd);
 	vm_print_stats(&m->vm, fd);
+	if (m->metrics)
+		metrics_print_stats(m->metrics, fd);
 }

@@ -49,6 +49,16 @@ void metrics_get_totals(struct metrics *mt, struct metrics_totals *out)
 	pthread_mutex_unlock(&mt->lock);
 }
 
+void metrics_print_stats(struct metrics *mt, int fd)
+{
+	struct metrics_totals t;
+
+	metrics_get_totals(mt, &t);
+	dprintf(fd, "microvm: stats metrics: lines %llu dropped %llu fails "
+		"%llu\n", (unsigned long long)t.lines,
+		(unsigned long long)t.dropped, (unsigned long long)t.fails);
+}
+
 /* ---- writing ---- */
 
 /*

@@ -82,6 +82,13 @@ int metrics_emit(struct metrics *mt, const struct metrics_source *src,
 void metrics_get_totals(struct metrics *mt, struct metrics_totals *out);
 
 /**
+ * metrics_print_stats() - the --stats line of the stream's totals:
+ * "microvm: stats metrics: lines N dropped N fails N".
+ * Context: any thread.
+ */
+void metrics_print_stats(struct metrics *mt, int fd);
+
+/**
  * metrics_open() - open the metrics path as Firecracker does: created if
  * absent, read-write (a FIFO then opens without a reader and never raises
  * SIGPIPE), O_NONBLOCK (a FIFO nobody reads never blocks a write),

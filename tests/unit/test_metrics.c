@@ -296,6 +296,21 @@ static void test_fifo_no_reader(void)
 	CHECK_EQ(lines, t.lines);
 	CHECK_EQ(reads, made); /* nothing lost, nothing twice */
 	CHECK_EQ(missed, t.dropped); /* each drop reported once */
+	{
+		char want[96], got[96] = "";
+		int fds[2];
+
+		CHECK_EQ(pipe(fds), 0);
+		metrics_print_stats(mt, fds[1]);
+		CHECK(read(fds[0], got, sizeof(got) - 1) > 0);
+		snprintf(want, sizeof(want), "microvm: stats metrics: lines "
+			 "%llu dropped %llu fails 0\n",
+			 (unsigned long long)t.lines,
+			 (unsigned long long)t.dropped);
+		CHECK(!strcmp(got, want));
+		close(fds[0]);
+		close(fds[1]);
+	}
 	close(fd);
 	unlink(path);
 	rmdir(dir);

@@ -134,7 +134,7 @@ int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
 		} else if (!strcmp(key, "smt")) {
 			ret = v ? fc_get_bool(c, key, v, &smt) : 0;
 			if (!ret && smt)
-				ret = fc_fail(c, "smt true is not supported: microvm gives each vCPU a core of its own");
+				ret = fc_fail(c, "smt true is not supported: microvm's vCPUs are not SMT siblings");
 		} else if (!strcmp(key, "track_dirty_pages")) {
 			ret = v ? fc_get_bool(c, key, v, &dirty) : 0;
 		} else if (!strcmp(key, "cpu_template") ||

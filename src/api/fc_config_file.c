@@ -43,34 +43,43 @@ static bool json_empty(struct json_object *v)
 		!json_object_object_length(v));
 }
 
+/* The whole file, FIFOs included, bounded by FC_CONFIG_FILE_MAX. */
 static int read_file(const char *path, char **out, size_t *len,
 		     struct fc_ctx *c)
 {
-	char *buf;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
+	char *buf = NULL, *nb;
 	ssize_t r = 0;
-	int fd;
+	int fd, saved;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fc_fail(c, "cannot open: %s", strerror(errno));
-	buf = malloc(FC_CONFIG_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return fc_fail(c, "out of memory");
-	}
 	while (n <= FC_CONFIG_FILE_MAX) {
-		r = read(fd, buf + n, FC_CONFIG_FILE_MAX + 1 - n);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16384;
+			if (cap > FC_CONFIG_FILE_MAX + 1)
+				cap = FC_CONFIG_FILE_MAX + 1;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				r = -1;
+				errno = ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		n += (size_t)r;
 	}
+	saved = errno;
 	close(fd);
 	if (r < 0 || n > FC_CONFIG_FILE_MAX) {
 		free(buf);
-		return r < 0 ? fc_fail(c, "cannot read: %s", strerror(errno)) :
+		return r < 0 ? fc_fail(c, "cannot read: %s", strerror(saved)) :
 			       fc_fail(c, "larger than %u bytes",
 				       FC_CONFIG_FILE_MAX);
 	}
@@ -85,7 +94,7 @@ static int check_keys(struct json_object *root, const char *path,
 {
 	struct fc_ctx c;
 
-	fc_ctx_init(&c, err, errlen, "%s", path);
+	fc_ctx_init(&c, err, errlen, "--config-file %s", path);
 	json_object_object_foreach(root, key, v) {
 		if (in_list(known_keys, key))
 			continue;
@@ -106,7 +115,7 @@ static int apply_drives(struct vm_config *cfg, struct json_object *arr,
 	size_t i, n;
 	int ret;
 
-	fc_ctx_init(&c, err, errlen, "%s: drives", path);
+	fc_ctx_init(&c, err, errlen, "--config-file %s: drives", path);
 	if (!arr)
 		return 0;
 	if (!json_object_is_type(arr, json_type_array))
@@ -117,7 +126,8 @@ static int apply_drives(struct vm_config *cfg, struct json_object *arr,
 		id = NULL;
 		if (json_object_is_type(d, json_type_object))
 			json_object_object_get_ex(d, "drive_id", &id);
-		fc_ctx_init(&c, err, errlen, "%s: drives[%zu]%s%.64s%s", path,
+		fc_ctx_init(&c, err, errlen, "--config-file %s: drives[%zu]%s%.64s%s",
+			    path,
 			    i, json_object_is_type(id, json_type_string) ?
 			    " \"" : "",
 			    json_object_is_type(id, json_type_string) ?
@@ -140,23 +150,27 @@ static int apply_all(struct vm_config *cfg, struct json_object *root,
 	int ret = 0;
 
 	if (json_object_object_get_ex(root, "logger", &v) && v) {
-		fc_ctx_init(&c, err, errlen, "%s: logger", path);
+		fc_ctx_init(&c, err, errlen, "--config-file %s: logger",
+			    path);
 		ret = fc_get_object(&c, "logger", v) ?:
 		      fc_apply_logger(cfg, v, &c);
 	}
 	if (!ret && json_object_object_get_ex(root, "metrics", &v) && v) {
-		fc_ctx_init(&c, err, errlen, "%s: metrics", path);
+		fc_ctx_init(&c, err, errlen, "--config-file %s: metrics",
+			    path);
 		ret = fc_get_object(&c, "metrics", v) ?:
 		      fc_apply_metrics(cfg, v, &c);
 	}
 	if (!ret && json_object_object_get_ex(root, "machine-config", &v) &&
 	    v) {
-		fc_ctx_init(&c, err, errlen, "%s: machine-config", path);
+		fc_ctx_init(&c, err, errlen, "--config-file %s: machine-config",
+			    path);
 		ret = fc_get_object(&c, "machine-config", v) ?:
 		      fc_apply_machine_config(cfg, v, true, &c);
 	}
 	if (!ret && json_object_object_get_ex(root, "boot-source", &v) && v) {
-		fc_ctx_init(&c, err, errlen, "%s: boot-source", path);
+		fc_ctx_init(&c, err, errlen, "--config-file %s: boot-source",
+			    path);
 		ret = fc_get_object(&c, "boot-source", v) ?:
 		      fc_apply_boot_source(cfg, v, &c);
 	}

@@ -17,7 +17,7 @@
 
 /* Where messages go, and the object they are about ("machine-config"). */
 struct fc_ctx {
-	char obj[160];
+	char obj[320];
 	char *err;
 	size_t errlen;
 };

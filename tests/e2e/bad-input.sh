@@ -16,7 +16,10 @@ disk_missing disk_directory disk_locked disk_locked_readonly disk_locked_snapsho
 disk_unknown_key disk_readonly_maybe disk_queue_size_100 disk_queues_0
 disk_serial_21 disk_transport_usb disk_snapshot_cache_none
 disk_snapshot_readonly disk_snapshot_tmpdir_missing seccomp_maybe
-seccomp_selftest_bogus console_no_dir console_directory"
+seccomp_selftest_bogus console_no_dir console_directory
+config_file_missing config_file_unknown_field config_file_network
+config_file_smt config_file_two_roots config_file_no_boot_source
+id_underscore no_api_alone"
 
 microvm=
 art=
@@ -132,6 +135,47 @@ console_directory)
 	mkdir "$work/log-dir"
 	args=(--kernel "$kernel" --timeout 10 --console "$work/log-dir")
 	patterns=("--console" "$work/log-dir")
+	;;
+# Firecracker's --config-file: refused while the command line is parsed,
+# before any file but the config itself is opened. The message names the
+# file and the field.
+config_file_missing)
+	args=(--no-api --config-file "$work/no-such.json")
+	patterns=("--config-file $work/no-such.json" "cannot open")
+	;;
+config_file_unknown_field | config_file_network | config_file_smt | \
+config_file_two_roots | config_file_no_boot_source)
+	boot="\"boot-source\": {\"kernel_image_path\": \"$kernel\"}"
+	root='{"drive_id": "rootfs", "path_on_host": "/r", "is_root_device": true}'
+	case "$case" in
+	config_file_unknown_field)
+		json="{$boot, \"machine-config\": {\"vcpu_count\": 1, \"mem_size_mib\": 128, \"vcpus\": 2}}"
+		patterns=("machine-config" "unknown field \"vcpus\"") ;;
+	config_file_network)
+		json="{$boot, \"network-interfaces\": [{\"iface_id\": \"eth0\", \"host_dev_name\": \"tap0\"}]}"
+		patterns=("network-interfaces" "no such device") ;;
+	config_file_smt)
+		json="{$boot, \"machine-config\": {\"vcpu_count\": 2, \"mem_size_mib\": 128, \"smt\": true}}"
+		patterns=("machine-config" "smt true is not supported") ;;
+	config_file_two_roots)
+		json="{$boot, \"drives\": [$root, ${root/rootfs/second}]}"
+		patterns=("drives\\[1\\] \"second\"" "is_root_device"
+			"\"rootfs\" is the root device already") ;;
+	config_file_no_boot_source)
+		json='{"machine-config": {"vcpu_count": 1, "mem_size_mib": 128}}'
+		patterns=("no \"boot-source\"") ;;
+	esac
+	printf '%s\n' "$json" >"$work/vm.json"
+	args=(--no-api --config-file "$work/vm.json")
+	patterns+=("$work/vm.json")
+	;;
+id_underscore)
+	args=(--id my_vm --no-api --kernel "$kernel")
+	patterns=("--id my_vm" "letters, digits or '-'")
+	;;
+no_api_alone)
+	args=(--no-api)
+	patterns=("--no-api needs --config-file")
 	;;
 disk_missing)
 	args=(--kernel "$kernel" --timeout 10 --disk "$work/no-such.img")

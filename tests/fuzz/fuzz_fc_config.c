@@ -173,6 +173,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int ret;
 
 		end = start + strlen(buf + start);
+		if (end - start < 2)
+			continue; /* no call and id bytes: no request */
 		before = fc_vm_config_json(&cfg);
 		ret = fuzz_request(&cfg, (uint8_t)buf[start], id,
 				   buf + start + 2, end - start - 2, err);

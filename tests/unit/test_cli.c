@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "api/fc_config.h"
 #include "vmm/cli.h"
 
 struct size_row {
@@ -494,6 +495,221 @@ static void test_memory(void)
 	}
 }
 
+/* Parse a NULL-terminated argument list (after "microvm"), stdout muted. */
+static enum cli_result parse_args(struct vm_config *cfg, char *err,
+				  size_t errlen, const char *const *args)
+{
+	char *argv[32] = { (char *)"microvm" };
+	int argc = 1, saved, devnull;
+	enum cli_result res;
+
+	while (argc < 31 && args[argc - 1]) {
+		argv[argc] = (char *)args[argc - 1];
+		argc++;
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	err[0] = '\0';
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, STDOUT_FILENO);
+	res = cli_parse(argc, argv, cfg, err, errlen);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(devnull);
+	return res;
+}
+
+struct fc_bad_row {
+	const char *args[8];
+	const char *needle;
+};
+
+#define LONG65 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+static const struct fc_bad_row fc_bad_rows[] = {
+	{ { "--id", "my_vm" }, "--id my_vm: must be 1 to 64 letters, digits or '-'" },
+	{ { "--id", "" }, "--id : must be 1 to 64" },
+	{ { "--id", LONG65 }, "--id " LONG65 ": must be 1 to 64" },
+	{ { "--no-api" }, "--no-api needs --config-file" },
+	{ { "--no-api", "--api-sock", "/tmp/s", "--kernel", "k" },
+	  "--no-api and --api-sock /tmp/s exclude each other" },
+	{ { "--api-sock", "" }, "--api-sock '': needs a file name" },
+	{ { "--api-sock", "/" LONG65 "/" LONG65 }, "longer than the 107 bytes" },
+	{ { "--config-file", "" }, "--config-file '': needs a file name" },
+	{ { "--config-file", "/nonexistent/fc.json", "--no-api" },
+	  "--config-file /nonexistent/fc.json: cannot open" },
+	{ { "--api-sock", "/tmp/s", "--level", "loud" },
+	  "--level loud: must be Error, Warning, Info, Debug, Trace or Off" },
+	{ { "--api-sock", "/tmp/s", "--http-api-max-payload-size", "0" },
+	  "--http-api-max-payload-size 0: must be a number from 1 to" },
+	{ { "--api-sock", "/tmp/s", "--start-time-us", "-1" },
+	  "--start-time-us -1: must be a number" },
+	{ { "--api-sock", "/tmp/s", "--parent-cpu-time-us", "1x" },
+	  "--parent-cpu-time-us 1x" },
+	{ { "--api-sock", "/tmp/s", "--log-path" }, "needs a value" },
+};
+
+static void test_fc_bad(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fc_bad_rows) / sizeof(fc_bad_rows[0]); i++) {
+		struct vm_config cfg;
+		char err[512];
+
+		CHECK_EQ(parse_args(&cfg, err, sizeof(err),
+				    fc_bad_rows[i].args), CLI_ERROR);
+		if (!strstr(err, fc_bad_rows[i].needle))
+			fprintf(stderr, "fc row %zu: '%s'\n", i, err);
+		CHECK(strstr(err, fc_bad_rows[i].needle) != NULL);
+		cli_free(&cfg);
+	}
+}
+
+/* --api-sock alone: the API supplies the rest, Firecracker's defaults. */
+static void test_fc_api_modes(void)
+{
+	static const char *const api_only[] = { "--api-sock", "/tmp/a.sock",
+						NULL };
+	static const char *const api_cli[] = {
+		"--api-sock", "/tmp/a.sock", "--kernel", "k", "--disk", "r.raw",
+		"--memory", "256M", NULL };
+	static const char *const flags[] = {
+		"--api-sock", "/tmp/a.sock", "--id", "vm-1", "--boot-timer",
+		"--enable-pci", "--log-path", "/tmp/l", "--level", "debug",
+		"--module", "api", "--show-level", "--show-log-origin",
+		"--metrics-path", "/tmp/m", "--http-api-max-payload-size",
+		"51200", "--start-time-us", "18446744073709551615",
+		"--start-time-cpu-us", "7", "--parent-cpu-time-us", "8", NULL };
+	struct vm_config cfg;
+	char err[512];
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), api_only), CLI_RUN);
+	CHECK(!cfg.kernel && !cfg.cmdline && !strcmp(cfg.api_sock, "/tmp/a.sock"));
+	CHECK(cfg.memory == CONFIG_FC_DEFAULT_MEMORY && cfg.cpus == 1);
+	CHECK(!strcmp(cfg.memory_arg, "128M"));
+	cli_free(&cfg);
+	/* Mixed: the command line's own defaults for its own --kernel. */
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), api_cli), CLI_RUN);
+	CHECK(!strcmp(cfg.kernel, "k"));
+	CHECK(!strcmp(cfg.cmdline, CLI_CMDLINE_ROOT_RW));
+	CHECK(cfg.memory == 256ULL << 20);
+	CHECK(cfg.nr_disks == 1 && !strcmp(cfg.disks[0].drive_id, "disk0"));
+	CHECK_EQ(cfg.disks[0].transport, DISK_TRANSPORT_PCI);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), flags), CLI_RUN);
+	CHECK(!strcmp(cfg.id, "vm-1") && cfg.boot_timer && cfg.enable_pci);
+	CHECK(!strcmp(cfg.log_path, "/tmp/l") && !strcmp(cfg.log_module, "api"));
+	CHECK_EQ(cfg.log_level, CONFIG_LOG_DEBUG);
+	CHECK(cfg.log_show_level && cfg.log_show_origin);
+	CHECK(!strcmp(cfg.metrics_path, "/tmp/m"));
+	CHECK(cfg.api_max_payload == 51200);
+	CHECK(cfg.start_time_us == UINT64_MAX);
+	CHECK(cfg.start_time_cpu_us == 7 && cfg.parent_cpu_time_us == 8);
+	cli_free(&cfg);
+}
+
+static char *write_config(const char *text)
+{
+	char *path = strdup("/tmp/test_cli_fc.XXXXXX");
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+		close(fd);
+	}
+	return path;
+}
+
+/* --config-file: applied last; --id implies Firecracker's socket. */
+static void test_fc_config_file(void)
+{
+	char *with_boot = write_config(
+		"{\"boot-source\":{\"kernel_image_path\":\"/fc/vmlinux\"},"
+		"\"drives\":[{\"drive_id\":\"rootfs\",\"path_on_host\":"
+		"\"/fc/root.ext4\",\"is_root_device\":true}],"
+		"\"machine-config\":{\"vcpu_count\":2,\"mem_size_mib\":64}}");
+	char *no_boot = write_config("{\"network-interfaces\":[]}");
+	const char *jailer[] = { "--id", "vm-2", "--start-time-us", "1",
+				 "--config-file", with_boot, NULL };
+	const char *flint[] = { "--id", "vm-3", "--boot-timer", "--no-api",
+				"--config-file", with_boot, NULL };
+	const char *mixed[] = { "--kernel", "k", "--disk", "d.raw",
+				"--config-file", with_boot, NULL };
+	const char *empty[] = { "--no-api", "--config-file", no_boot, NULL };
+	struct vm_config cfg;
+	char err[512];
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), jailer), CLI_RUN);
+	CHECK(cfg.api_sock && !strcmp(cfg.api_sock, FC_DEFAULT_API_SOCK));
+	CHECK(!strcmp(cfg.kernel, "/fc/vmlinux") && !cfg.cmdline);
+	CHECK(cfg.cpus == 2 && cfg.memory == 64ULL << 20);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), flint), CLI_RUN);
+	CHECK(!cfg.api_sock && cfg.no_api && cfg.boot_timer);
+	CHECK(cfg.nr_disks == 1 && cfg.disks[0].is_root);
+	cli_free(&cfg);
+	/* The file's boot source replaces --kernel, its drives come after
+	 * --disk's, and fc_finalize_config() puts the root first. */
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), mixed), CLI_RUN);
+	CHECK(!strcmp(cfg.kernel, "/fc/vmlinux") && !cfg.cmdline);
+	CHECK(!cfg.api_sock && cfg.nr_disks == 2);
+	CHECK(!strcmp(cfg.disks[0].drive_id, "disk0"));
+	CHECK(!strcmp(cfg.disks[1].drive_id, "rootfs"));
+	CHECK_EQ(fc_finalize_config(&cfg, err, sizeof(err)), 0);
+	CHECK(!strcmp(cfg.disks[0].drive_id, "rootfs"));
+	CHECK(!strcmp(cfg.cmdline, FC_DEFAULT_BOOT_ARGS " root=/dev/vda rw"));
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), empty), CLI_ERROR);
+	CHECK(strstr(err, "no \"boot-source\", and no --kernel or --api-sock") != NULL);
+	cli_free(&cfg);
+	unlink(with_boot);
+	unlink(no_boot);
+	free(with_boot);
+	free(no_boot);
+}
+
+/*
+ * --version as Kata's fc.go reads it: the first line's second word, less
+ * a leading 'v', must be a semantic version of at least 0.21.1.
+ */
+static void test_version(void)
+{
+	char *argv[2] = { (char *)"microvm", (char *)"--version" };
+	char path[] = "/tmp/test_cli_version.XXXXXX", line[128] = "";
+	unsigned int major = 0, minor = 0, patch = 0;
+	struct vm_config cfg;
+	char err[256], word[64] = "", *v;
+	int fd = mkstemp(path), saved;
+	FILE *f;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	memset(&cfg, 0, sizeof(cfg));
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	CHECK_EQ(cli_parse(2, argv, &cfg, err, sizeof(err)), CLI_EXIT);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	cli_free(&cfg);
+	f = fdopen(fd, "r");
+	rewind(f);
+	CHECK(fgets(line, sizeof(line), f) != NULL);
+	fclose(f);
+	unlink(path);
+	CHECK(sscanf(line, "%*s %63s", word) == 1);
+	v = word[0] == 'v' ? word + 1 : word;
+	CHECK(sscanf(v, "%u.%u.%u", &major, &minor, &patch) == 3);
+	CHECK(major > 0 || minor > 21 || (minor == 21 && patch >= 1));
+	CHECK(!strncmp(line, "microvm v", 9));
+}
+
 int main(void)
 {
 	test_sizes();
@@ -504,5 +720,9 @@ int main(void)
 	test_default_cmdline();
 	test_seccomp();
 	test_console();
+	test_fc_bad();
+	test_fc_api_modes();
+	test_fc_config_file();
+	test_version();
 	return test_done();
 }

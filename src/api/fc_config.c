@@ -17,6 +17,12 @@
 const char *const fc_log_level_names[] = {
 	"Off", "Error", "Warning", "Info", "Debug", "Trace", NULL,
 };
+/* What "level" takes: the names above in any case, and "Warn" (as
+ * Firecracker's logger), which is Warning. */
+static const char *const log_level_in[] = {
+	"Off", "Error", "Warning", "Info", "Debug", "Trace", "Warn", NULL,
+};
+#define LOG_LEVEL_WARN_ALIAS 6u
 
 bool fc_valid_id(const char *s)
 {
@@ -241,8 +247,10 @@ int fc_apply_logger(struct vm_config *cfg, struct json_object *o,
 		if (!strcmp(key, "log_path")) {
 			ret = fc_get_str(c, key, v, &path);
 		} else if (!strcmp(key, "level")) {
-			ret = fc_get_enum(c, key, v, fc_log_level_names, true,
+			ret = fc_get_enum(c, key, v, log_level_in, true,
 					  &level);
+			if (level == LOG_LEVEL_WARN_ALIAS)
+				level = CONFIG_LOG_WARNING - 1;
 			has_level = true;
 		} else if (!strcmp(key, "show_level")) {
 			ret = fc_get_bool(c, key, v, &show_level);

@@ -681,6 +681,10 @@ static int level_option(const char *arg, struct vm_config *cfg, char *err,
 			return 0;
 		}
 	}
+	if (!strcasecmp(arg, "warn")) { /* as Firecracker's logger */
+		cfg->log_level = CONFIG_LOG_WARNING;
+		return 0;
+	}
 	snprintf(err, errlen,
 		 "--level %s: must be Error, Warning, Info, Debug, Trace or Off",
 		 arg);

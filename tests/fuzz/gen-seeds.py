@@ -11,6 +11,7 @@ rewritten in tests/fuzz/corpus/<target>/ under fixed names, so running
 this again changes nothing unless a layout changed. Handwritten seeds in
 the same directories (e.g. regression inputs) are left alone.
 """
+import json
 import os
 import struct
 import sys
@@ -494,6 +495,75 @@ def seeds_http():
     write("fuzz_http", "absolute",
           http_in(b"GET http://localhost/version HTTP/1.1\r\n"
                   b"Connection: close\r\n\r\n"))
+
+
+# ---- fuzz_fc_config: NUL-separated requests: call, drive id, JSON body ----
+FC_BOOT, FC_MACHINE, FC_MACHINE_PATCH, FC_DRIVE, FC_DRIVE_PATCH, \
+    FC_LOGGER, FC_METRICS, FC_FILE = range(8)
+FC_ROOTFS, FC_D1, FC_D_2, FC_X, FC_BAD_ID = range(5)
+
+
+def fc_req(call, drive, body):
+    return bytes([call, drive]) + body.encode()
+
+
+@target
+def seeds_fc_config():
+    def out(name, *reqs):
+        write("fuzz_fc_config", name, b"\0".join(reqs))
+
+    # firecracker-go-sdk's pre-boot sequence, then a drive patch.
+    out("api_sequence",
+        fc_req(FC_BOOT, FC_ROOTFS, '{"kernel_image_path":"/k","boot_args":'
+               '"console=ttyS0 reboot=k panic=1 pci=off"}'),
+        fc_req(FC_MACHINE, FC_ROOTFS, '{"vcpu_count":2,"mem_size_mib":1024,'
+               '"smt":false,"track_dirty_pages":true}'),
+        fc_req(FC_DRIVE, FC_ROOTFS, '{"drive_id":"rootfs","path_on_host":'
+               '"/r.ext4","is_root_device":true,"is_read_only":false,'
+               '"partuuid":"0eaa91a0-01"}'),
+        fc_req(FC_DRIVE, FC_D1, '{"drive_id":"d1","path_on_host":"/d",'
+               '"is_root_device":false,"cache_type":"Writeback",'
+               '"io_engine":"Async","rate_limiter":{"bandwidth":{"size":'
+               '1048576,"refill_time":100,"one_time_burst":4096},"ops":'
+               '{"size":500,"refill_time":1000}}}'),
+        fc_req(FC_DRIVE_PATCH, FC_D1, '{"drive_id":"d1","path_on_host":'
+               '"/new","rate_limiter":{"ops":{"size":0,"refill_time":0}}}'),
+        fc_req(FC_LOGGER, FC_ROOTFS, '{"log_path":"/l","level":"Debug",'
+               '"show_level":true,"show_log_origin":false,"module":"api"}'),
+        fc_req(FC_METRICS, FC_ROOTFS, '{"metrics_path":"/m","emit_id":true}'),
+        fc_req(FC_MACHINE_PATCH, FC_ROOTFS, '{"vcpu_count":4}'))
+    # Our own drive keys.
+    out("ours",
+        fc_req(FC_DRIVE, FC_D_2, '{"drive_id":"d_2","path_on_host":"/x",'
+               '"is_root_device":false,"transport":"pci","queues":4,'
+               '"queue_size":256,"engine":"io_uring","poll_us":32,'
+               '"snapshot":true,"serial":"S1"}'),
+        fc_req(FC_DRIVE, FC_X, '{"drive_id":"x","path_on_host":"/v",'
+               '"is_root_device":true,"engine":"vhost","cache_type":"None"}'))
+    # Firecracker's getting-started config file.
+    out("config_file", fc_req(FC_FILE, FC_ROOTFS, json.dumps({
+        "boot-source": {"kernel_image_path": "vmlinux.bin",
+                        "boot_args": "console=ttyS0 reboot=k panic=1 pci=off",
+                        "initrd_path": None},
+        "drives": [{"drive_id": "rootfs", "partuuid": None,
+                    "is_root_device": True, "cache_type": "Unsafe",
+                    "is_read_only": False, "path_on_host": "ubuntu.ext4",
+                    "io_engine": "Sync", "rate_limiter": None,
+                    "socket": None}],
+        "machine-config": {"vcpu_count": 2, "mem_size_mib": 1024,
+                           "smt": False, "track_dirty_pages": False,
+                           "huge_pages": "None"},
+        "cpu-config": None, "balloon": None, "network-interfaces": [],
+        "vsock": None, "logger": None, "metrics": None,
+        "mmds-config": None, "entropy": None}, indent=1)))
+    out("bad",
+        fc_req(FC_MACHINE, FC_ROOTFS, '{"vcpu_count":-1,"mem_size_mib":'
+               '99999999999999999999}'),
+        fc_req(FC_DRIVE, FC_BAD_ID, '{"drive_id":"bad-id","path_on_host":'
+               '"/x","is_root_device":false}'),
+        fc_req(FC_FILE, FC_ROOTFS, '{"network-interfaces":[{"iface_id":'
+               '"eth0"}],"drives":{}}'),
+        fc_req(FC_BOOT, FC_ROOTFS, '{"kernel_image_path":"a\\u0000b"}'))
 
 
 def main(argv):

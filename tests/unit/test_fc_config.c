@@ -351,6 +351,9 @@ static void test_logger_metrics(void)
 		       sizeof(err)), 0);
 	CHECK_EQ(cfg.log_level, CONFIG_LOG_OFF);
 	CHECK(!strcmp(cfg.log_path, "/tmp/fc.log") && cfg.log_show_level);
+	CHECK_EQ(apply(&cfg, LOGGER, NULL, "{\"level\":\"WARN\"}", err,
+		       sizeof(err)), 0);
+	CHECK_EQ(cfg.log_level, CONFIG_LOG_WARNING);
 	CHECK_EQ(apply(&cfg, METRICS, NULL,
 		       "{\"metrics_path\":\"/tmp/m.fifo\",\"emit_id\":true}",
 		       err, sizeof(err)), 0);

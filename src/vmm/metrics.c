@@ -25,6 +25,7 @@ struct metrics *metrics_new(int status_fd)
 		return NULL;
 	pthread_mutex_init(&mt->lock, NULL);
 	mt->status_fd = status_fd;
+	mt->owner = gettid();
 	mt->rest_fd = -1;
 	return mt;
 }

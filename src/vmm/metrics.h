@@ -50,7 +50,8 @@ struct metrics_totals {
 
 /**
  * metrics_new() - the state of a metrics stream.
- * @status_fd: /proc/self/status opened for reading (the VMM's RSS), or
+ * @status_fd: /proc/self/status opened for reading (the VMM's RSS, in
+ *	the lines this thread writes: another's leave it out), or
  *	-1 to leave "rss_kib" out; the stream owns it from now on
  * Return: the stream, or NULL (out of memory).  Context: startup.
  */
@@ -72,8 +73,9 @@ void metrics_free(struct metrics *mt);
  *
  * Return: 0 (the line went out or its rest is queued), -EAGAIN (dropped),
  * or another -errno (write error, out of memory).
- * Context: one thread at a time per stream (serialised inside); that
- * thread may call lseek and read (CONFINE_MAIN).
+ * Context: any thread, one at a time per stream (serialised inside);
+ * only the thread that made the stream reads the RSS (lseek, read:
+ * CONFINE_MAIN allows both, CONFINE_CONTROL no lseek).
  */
 int metrics_emit(struct metrics *mt, const struct metrics_source *src,
 		 int fd);
@@ -112,7 +114,7 @@ void metrics_exit(struct machine *m);
 /**
  * metrics_write() - one line of @m's counters to @fd (metrics_emit()).
  * Return: as metrics_emit(); -ENODEV without metrics_init().
- * Context: the main thread.
+ * Context: any thread (the RSS only in lines of metrics_init()'s).
  */
 int metrics_write(struct machine *m, int fd);
 

@@ -377,7 +377,12 @@ static uint64_t status_kib(const char *text, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* "vmm": uptime, and resident memory now and at its peak (kB). */
+/*
+ * "vmm": uptime, and resident memory now and at its peak (kB). The RSS
+ * only on the thread that made the stream (main): reading the status
+ * file again takes an lseek, which the control thread's seccomp class
+ * does not allow; another thread's line leaves the RSS out.
+ */
 static void add_vmm(struct metrics *mt, struct json_object *root)
 {
 	struct json_object *o = json_object_new_object();
@@ -386,7 +391,8 @@ static void add_vmm(struct metrics *mt, struct json_object *root)
 	ssize_t n;
 
 	jput(o, "uptime_ms", clock_since_start_ns() / 1000000);
-	if (mt->status_fd >= 0 && lseek(mt->status_fd, 0, SEEK_SET) == 0) {
+	if (mt->status_fd >= 0 && gettid() == mt->owner &&
+	    lseek(mt->status_fd, 0, SEEK_SET) == 0) {
 		while (len < sizeof(buf) - 1 &&
 		       (n = read(mt->status_fd, buf + len,
 				 sizeof(buf) - 1 - len)) > 0)

@@ -8,6 +8,7 @@
 #define MICROVM_METRICS_PRIV_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,7 @@ struct mdrive {
 struct metrics {
 	pthread_mutex_t lock;
 	int status_fd;
+	pid_t owner;       /* the thread that made the stream */
 	struct mdrive *drives;
 	unsigned int nr_drives;
 	struct mvals vcpu; /* nr_vcpus * VCPU_EXIT_KINDS */

@@ -11,6 +11,9 @@
 
 #include <json-c/json.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "util/confine.h"
 
 #include "vmm/metrics.h"
 #include "vmm/vm.h"
@@ -221,6 +224,99 @@ static void test_fake_machine(void)
 	metrics_free(mt);
 }
 
+static void *emit_thread(void *arg)
+{
+	struct json_object *o = emit_parse(arg, &fake_src);
+
+	/* Not the stream's thread: no lseek, so no RSS; the rest is there. */
+	CHECK(jget(o, "vmm.rss_kib") == NULL);
+	CHECK(jnum(o, "vmm.uptime_ms") >= 0);
+	CHECK(jget(o, "block_d1") != NULL);
+	json_object_put(o);
+	return NULL;
+}
+
+/* A line from another thread (the API's periodic tick). */
+static void test_other_thread(void)
+{
+	struct metrics *mt = metrics_new(open("/proc/self/status",
+					      O_RDONLY | O_CLOEXEC));
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, emit_thread, mt), 0);
+	pthread_join(t, NULL);
+	metrics_free(mt);
+}
+
+struct emit_arg {
+	struct metrics *mt;
+	int fd;
+	int ret;
+};
+
+/* The API's tick: a line from the control thread under its filter. */
+static void *confined_emit(void *p)
+{
+	struct emit_arg *a = p;
+
+	confine_thread(CONFINE_CONTROL);
+	a->ret = metrics_emit(a->mt, &fake_src, a->fd);
+	return NULL;
+}
+
+/*
+ * Under the seccomp filters, in a child: a line from the control thread
+ * (no RSS, nothing it may not call) and one from the main thread (with
+ * the RSS). A forbidden call would end the child with SIGSYS.
+ */
+static int confined_child(void)
+{
+	struct emit_arg a = { .ret = -1 };
+	struct json_object *o;
+	char err[256], *text, *nl;
+	int fds[2];
+	pthread_t t;
+	size_t len;
+
+	a.mt = metrics_new(open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+	if (!a.mt || pipe2(fds, O_NONBLOCK) ||
+	    confine_prepare(CONFINE_ON, err, sizeof(err)))
+		return 1;
+	a.fd = fds[1];
+	if (pthread_create(&t, NULL, confined_emit, &a) ||
+	    pthread_join(t, NULL) || a.ret)
+		return 2;
+	confine_thread(CONFINE_MAIN);
+	if (metrics_emit(a.mt, &fake_src, fds[1]))
+		return 3;
+	text = drain(fds[0], &len);
+	nl = strchr(text, '\n');
+	if (!nl)
+		return 4;
+	*nl = '\0';
+	o = json_tokener_parse(text);
+	if (!o || jget(o, "vmm.rss_kib") != NULL)
+		return 5;
+	o = json_tokener_parse(nl + 1);
+	if (!o || jnum(o, "vmm.rss_kib") <= 0)
+		return 6;
+	return 0;
+}
+
+static void test_confined(void)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(confined_child());
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fprintf(stderr, "confined child: status 0x%x\n", status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /*
  * A FIFO with no reader but us (metrics_open() opens it read-write, as
  * Firecracker does): writes never block, lines that find no room are
@@ -326,6 +422,8 @@ int main(void)
 	int ret;
 
 	test_fake_machine();
+	test_other_thread();
+	test_confined();
 	test_fifo_no_reader();
 	ret = blk_test_main_with(run_engine, false);
 	return ret;

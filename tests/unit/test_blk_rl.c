@@ -5,11 +5,11 @@
  * requests at the limit's rate within 10% (operations, then bytes), a
  * request held back counts in the queue's throttled counter, a second
  * disk without a limit is not slowed while the first one is held back,
- * a reset while a request is held back is prompt and completes it, and
+ * a reset while a request is held back is prompt and completes it,
  * lifting the limit at run time releases a held request at once, and a
  * pause while one is held back completes it and its resume replays
- * nothing. The
- * waits are sleeps: the process uses under a quarter of a CPU meanwhile.
+ * nothing. The waits are sleeps: the process uses under a quarter of a
+ * CPU meanwhile.
  */
 #include "blk_driver.h"
 

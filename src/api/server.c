@@ -121,6 +121,11 @@ static void close_fds(struct api_server *s)
 	s->path[0] = '\0';
 }
 
+void api_server_keep_path(struct api_server *s)
+{
+	s->path[0] = '\0';
+}
+
 int api_server_open(struct api_server **out, const char *sock_path,
 		    api_handler_fn *fn, void *opaque,
 		    unsigned int tick_ms, void (*tick)(void *opaque),

@@ -98,6 +98,13 @@ int api_server_start(struct api_server *s);
 void api_server_stop(struct api_server *s);
 
 /**
+ * api_server_keep_path() - leave the socket file in place at stop: for a
+ * caller whose thread may no longer unlink (confined), as Firecracker
+ * leaves its socket behind for whoever started it to remove.
+ */
+void api_server_keep_path(struct api_server *s);
+
+/**
  * api_server_free() - stop if needed, then free @s (NULL is fine).
  * Context: main thread.
  */

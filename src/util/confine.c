@@ -420,7 +420,7 @@ static int build_class(enum confine_class cls, enum confine_mode mode,
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 				       SCMP_A0(SCMP_CMP_EQ,
 					       (scmp_datum_t)getpid()));
-	if (cls == CONFINE_IO || cls == CONFINE_VCPU) {
+	if (cls == CONFINE_IO || cls == CONFINE_VCPU || cls == CONFINE_MAIN) {
 		for (i = 0; !ret && i < confine.nr_disk_fds; i++)
 			ret = add_disk_ioctls(ctx, confine.disk_fd[i]);
 	}
@@ -473,7 +473,8 @@ int confine_disk_fds(const int *fds, unsigned int n, char *err,
 		     size_t errlen)
 {
 	static const enum confine_class rebuilt[] = { CONFINE_IO,
-						      CONFINE_VCPU };
+						      CONFINE_VCPU,
+						      CONFINE_MAIN };
 	struct sock_fprog prog;
 	unsigned int i;
 	int ret;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
@@ -163,6 +164,47 @@ static const struct confine_rule vcpu_rules[] = {
 };
 
 /*
+ * Main thread, the machine's lifecycle after boot (PATCH /vm, the API):
+ * a pause stops every device's queues as a reset does (joins, closes),
+ * and a resume starts them again as DRIVER_OK does: the thread calls of
+ * the vCPU list above, and the vhost set-up ioctls below (no KVM_RUN).
+ * A thread main starts inherits main's filter under its own, so main
+ * also carries the I/O list (confine.c: inherited) and the disks'
+ * discard ioctls. SendCtrlAltDel raises the keyboard interrupt.
+ */
+static const unsigned long lifecycle_ioctls[] = {
+	KVM_IRQ_LINE,
+	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_ADDR,
+	VHOST_SET_VRING_BASE, VHOST_SET_VRING_CALL,
+};
+
+/*
+ * Main thread with the API (confine_policy_api()): PATCH /drives/{id}
+ * path_on_host opens the new image as startup opened the old one
+ * (disk_open: open an existing file, never create, truncate or make a
+ * temporary one; the block device's sizes, its queue's settings read
+ * from sysfs, direct-I/O alignment by statx, the file system's type by
+ * fstatfs, hole punching probed past the end, the OFD lock) and
+ * re-points each ring's registered image (IORING_REGISTER_FILES_UPDATE,
+ * which the ring's own restriction allows; it can reach no other file).
+ */
+#define CONFINE_NO_CREATE (O_CREAT | O_TRUNC | __O_TMPFILE)
+static const struct confine_rule swap_rules[] = {
+	ALLOW_MASKED(openat, 2, CONFINE_NO_CREATE, 0),
+	ALLOW_EQ(fcntl, 1, F_GETFL),
+	ALLOW_EQ(fcntl, 1, F_SETFL),
+	ALLOW_EQ(fcntl, 1, F_OFD_SETLK),
+	ALLOW(fstatfs),
+	ALLOW(statx),
+	ALLOW_EQ(fallocate, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE),
+	ALLOW_EQ(io_uring_register, 1, IORING_REGISTER_FILES_UPDATE),
+};
+
+static const unsigned long swap_ioctls[] = {
+	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET,
+};
+
+/*
  * engine=vhost: DRIVER_OK sets the module up and starts it
  * (blk_vhost_start, with its ring-error thread: clone as above), a reset
  * stops it (blk_vhost_stop), and MSI-X mask and unmask writes re-point a
@@ -256,6 +298,11 @@ static const struct confine_part part_control = PART("control",
 static const struct confine_part part_vcpu = PART("vcpu", vcpu_rules,
 						  vcpu_ioctls);
 static const struct confine_part part_io = PART_NO_IOCTLS("io", io_rules);
+static const struct confine_part part_swap = PART("drive swap", swap_rules,
+						  swap_ioctls);
+static const struct confine_part part_lifecycle = PART("lifecycle",
+						       vcpu_rules,
+						       lifecycle_ioctls);
 static const struct confine_part part_console = PART("console",
 						     console_rules,
 						     console_ioctls);
@@ -304,6 +351,13 @@ static const struct confine_part part_sanitizer =
 	PART_NO_IOCTLS("sanitizer", sanitizer_rules);
 #endif
 
+static bool policy_api;
+
+void confine_policy_api(bool on)
+{
+	policy_api = on;
+}
+
 size_t confine_policy_parts(enum confine_class cls,
 			    const struct confine_part **parts, size_t max)
 {
@@ -315,6 +369,10 @@ size_t confine_policy_parts(enum confine_class cls,
 	switch (cls) {
 	case CONFINE_MAIN:
 		parts[n++] = &part_control;
+		parts[n++] = &part_lifecycle;
+		parts[n++] = &part_io;
+		if (policy_api)
+			parts[n++] = &part_swap;
 		break;
 	case CONFINE_VCPU:
 		parts[n++] = &part_vcpu;

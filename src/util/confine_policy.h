@@ -9,6 +9,7 @@
 #define MICROVM_UTIL_CONFINE_POLICY_H
 
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,5 +63,13 @@ struct confine_part {
  */
 size_t confine_policy_parts(enum confine_class cls,
 			    const struct confine_part **parts, size_t max);
+
+/**
+ * confine_policy_api() - the API serves this VMM (--api-sock): main's
+ * filter also takes a drive swap's calls (opening an existing image,
+ * probing and locking it, re-pointing its rings).
+ * Context: main thread, before confine_prepare().
+ */
+void confine_policy_api(bool on);
 
 #endif

@@ -455,3 +455,42 @@ void blk_dev_print_stats(struct blk_dev *b, int fd)
 	if (b->be_ops->print_stats)
 		b->be_ops->print_stats(b, fd);
 }
+
+int blk_dev_replace_file(struct blk_dev *b, int fd, int old_fd)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (b->be_ops != &blk_backend_threads)
+		return 0; /* vhost: each start hands the module disk->fd */
+	for (i = 0; i < b->num_queues; i++) {
+		if (!b->queues[i].dq)
+			continue;
+		ret = disk_queue_replace_file(b->queues[i].dq, fd);
+		if (ret)
+			break;
+	}
+	if (ret)
+		while (i-- > 0)
+			if (b->queues[i].dq)
+				(void)disk_queue_replace_file(b->queues[i].dq,
+							      old_fd);
+	return ret;
+}
+
+void blk_dev_disk_changed(struct blk_dev *b)
+{
+	uint64_t cap = b->disk->size >> BLK_SECTOR_SHIFT;
+
+	if (b->disk->size % BLK_SECTOR_SIZE)
+		log_warn("%s: disk size %" PRIu64 " is not a multiple of 512: "
+			 "the last %" PRIu64 " bytes are not visible",
+			 b->vdev->name, b->disk->size,
+			 b->disk->size % BLK_SECTOR_SIZE);
+	/* Register reads of the configuration space hold vdev->lock. */
+	pthread_mutex_lock(&b->vdev->lock);
+	__atomic_store_n(&b->lim.capacity, cap, __ATOMIC_RELEASE);
+	put_le64(b->config + BLK_CFG_CAPACITY, cap);
+	pthread_mutex_unlock(&b->vdev->lock);
+	virtio_config_changed(b->vdev);
+}

@@ -189,4 +189,21 @@ int blk_dev_set_rate_limit(struct blk_dev *b, const struct rl_config *rl);
  */
 void blk_dev_print_stats(struct blk_dev *b, int fd);
 
+/**
+ * blk_dev_replace_file() - a new image was moved into @b's struct disk
+ * (a drive swap): the I/O-thread engine's disk queues take @fd in place
+ * of @old_fd; engine=vhost hands the module disk->fd at its next start.
+ * Return: 0, or -errno with every queue back on @old_fd.
+ * Context: main thread, the device paused (virtio_dev_pause()).
+ */
+int blk_dev_replace_file(struct blk_dev *b, int fd, int old_fd);
+
+/**
+ * blk_dev_disk_changed() - the image's size may have changed: the
+ * capacity follows it and the driver gets a configuration change
+ * interrupt (virtio 1.2 §5.2.4: it re-reads capacity).
+ * Context: main thread.
+ */
+void blk_dev_disk_changed(struct blk_dev *b);
+
 #endif

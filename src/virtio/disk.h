@@ -340,6 +340,15 @@ int disk_queue_flush(struct disk_queue *q);
  */
 int disk_queue_fd(struct disk_queue *q);
 
+/**
+ * disk_queue_replace_file() - the queue's image is now @fd: a drive swap
+ * moves a new image into the queue's struct disk; an engine that took
+ * the old descriptor into the kernel (io_uring's registered file) is
+ * re-pointed. The queue must be idle (its device paused).
+ * Return: 0 or -errno (the queue still uses the old file).
+ */
+int disk_queue_replace_file(struct disk_queue *q, int fd);
+
 /* Called once per finished request; @r->result holds the outcome. */
 typedef void (*disk_complete_fn)(void *arg, struct disk_req *r);
 

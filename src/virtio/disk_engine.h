@@ -87,6 +87,9 @@ struct disk_engine_ops {
 	/* Has the kernel finished something reap would collect? A peek, no
 	 * system call; NULL when nothing finishes outside submit. */
 	bool (*ready)(struct disk_queue *q);
+	/* The image behind the queue is now @fd (a drive swap, the queue
+	 * idle). 0 or -errno. NULL: the engine uses disk->fd as it goes. */
+	int (*replace_file)(struct disk_queue *q, int fd);
 };
 
 extern const struct disk_engine_ops disk_uring_ops;

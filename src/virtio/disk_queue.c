@@ -142,6 +142,13 @@ int disk_queue_fd(struct disk_queue *q)
 	return q->efd;
 }
 
+int disk_queue_replace_file(struct disk_queue *q, int fd)
+{
+	const struct disk_engine_ops *ops = q->disk->ops;
+
+	return ops->replace_file ? ops->replace_file(q, fd) : 0;
+}
+
 /* Finish the done list as it is now. */
 static int disk_queue_finish(struct disk_queue *q, disk_complete_fn fn,
 			     void *arg)

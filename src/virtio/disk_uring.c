@@ -56,7 +56,7 @@ static const uint8_t uring_ops_used[] = {
  */
 static int uring_restrict(struct io_uring *ring)
 {
-	struct io_uring_restriction res[sizeof(uring_ops_used) + 2] = { 0 };
+	struct io_uring_restriction res[sizeof(uring_ops_used) + 3] = { 0 };
 	unsigned int i;
 	int ret;
 
@@ -68,12 +68,16 @@ static int uring_restrict(struct io_uring *ring)
 	res[i].opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED;
 	res[i++].sqe_flags = IOSQE_FIXED_FILE;
 	/*
-	 * The one register call left: dropping the file at close, so that
+	 * A register call left: dropping the file at close, so that
 	 * the image's OFD lock goes with the last close() and not later,
 	 * when the kernel gets round to freeing the ring.
 	 */
 	res[i].opcode = IORING_RESTRICTION_REGISTER_OP;
 	res[i++].register_op = IORING_UNREGISTER_FILES;
+	/* And a drive swap (PATCH /drives): the image's slot, re-pointed
+	 * to a file the VMM opened; the ring can reach no other. */
+	res[i].opcode = IORING_RESTRICTION_REGISTER_OP;
+	res[i++].register_op = IORING_REGISTER_FILES_UPDATE;
 	ret = io_uring_register(ring->ring_fd, IORING_REGISTER_RESTRICTIONS,
 				res, i);
 	return ret < 0 ? ret : 0;
@@ -344,6 +348,13 @@ static void uring_queue_close(struct disk_queue *q)
 	free(uq);
 }
 
+static int uring_replace_file(struct disk_queue *q, int fd)
+{
+	int ret = io_uring_register_files_update(&to_uq(q)->ring, 0, &fd, 1);
+
+	return ret < 0 ? ret : ret == 1 ? 0 : -EIO;
+}
+
 const struct disk_engine_ops disk_uring_ops = {
 	.name = "uring",
 	.queue_open = uring_queue_open,
@@ -353,4 +364,5 @@ const struct disk_engine_ops disk_uring_ops = {
 	.flush = uring_flush,
 	.reap = uring_reap,
 	.ready = uring_ready,
+	.replace_file = uring_replace_file,
 };

@@ -24,6 +24,36 @@ struct machine_mmio_dev {
 	uint32_t gsi;
 };
 
+/*
+ * A device the machine pauses and resumes (and, later, saves): the one
+ * owner of its state registers it once attached (machine_add_dev()).
+ */
+struct machine_dev_ops {
+	/* Quiesce: in-flight work completed, threads parked or joined. */
+	void (*pause)(void *opaque);
+	/* Go on from where pause left it. 0 or -errno. */
+	int (*resume)(void *opaque);
+};
+
+struct machine_dev {
+	const char *name;
+	const struct machine_dev_ops *ops;
+	void *opaque;
+};
+
+#define MACHINE_MAX_DEVS 64
+
+/*
+ * Where the machine stands. NOT_STARTED -> RUNNING (boot) <-> PAUSED,
+ * and RUNNING or PAUSED -> STOPPED once the guest or the VMM ended it.
+ */
+enum machine_state {
+	MACHINE_NOT_STARTED,
+	MACHINE_RUNNING,
+	MACHINE_PAUSED,
+	MACHINE_STOPPED,
+};
+
 struct arch_machine;
 struct machine_disk;
 struct metrics;
@@ -32,7 +62,7 @@ struct pci_bus;
 
 struct machine {
 	struct vm vm;
-	const struct vm_config *cfg;
+	struct vm_config *cfg;
 	uint8_t *kernel;   /* image file contents */
 	size_t kernel_len;
 	uint8_t *initrd;
@@ -48,6 +78,10 @@ struct machine {
 	 * --console file (main's "console" step opens it).
 	 */
 	int console_fd;
+	/* Devices in attach order: paused in it, resumed in reverse. */
+	struct machine_dev devs[MACHINE_MAX_DEVS];
+	unsigned int nr_devs;
+	_Atomic int state; /* enum machine_state; written by main only */
 	struct metrics *metrics; /* metrics_init() (vmm/metrics.h) */
 };
 
@@ -96,6 +130,58 @@ void machine_print_stats(struct machine *m, int fd);
 unsigned int machine_metrics_drives(struct machine *m,
 				    struct metrics_drive *out,
 				    unsigned int max);
+
+/**
+ * machine_add_dev() - register a device for pause and resume.
+ * Return: 0, or -ENOSPC past MACHINE_MAX_DEVS.  Context: startup.
+ */
+int machine_add_dev(struct machine *m, const char *name,
+		    const struct machine_dev_ops *ops, void *opaque);
+
+/* The pause and resume of a virtio device (virtio_dev_pause/resume). */
+extern const struct machine_dev_ops machine_virtio_dev_ops;
+
+/**
+ * machine_pause() - RUNNING -> PAUSED: park every vCPU, then pause the
+ * devices in attach order. Nothing the guest submitted is lost: each
+ * device completes what it took first.
+ * Return: 0, -EINVAL (not running; a message in @err), -ETIMEDOUT (a
+ * vCPU did not park; the machine runs on) or -ESHUTDOWN.
+ * Context: main thread.
+ */
+int machine_pause(struct machine *m, char *err, size_t errlen);
+
+/**
+ * machine_resume() - PAUSED -> RUNNING: devices in reverse order, then
+ * the vCPUs. A device that cannot resume is marked broken (NEEDS_RESET)
+ * and the rest go on.
+ * Return: 0, or -EINVAL (not paused; a message in @err).
+ * Context: main thread.
+ */
+int machine_resume(struct machine *m, char *err, size_t errlen);
+
+/**
+ * machine_patch_disk() - PATCH /drives/{id} after boot on disk @index:
+ * @path (NULL: keep) becomes its backing image, the device quiesced
+ * meanwhile and the guest told the new capacity by a configuration
+ * change interrupt; @rl (NULL: keep) its rate limits from now on.
+ * Return: 0 or -errno with a message in @err; on error nothing changed.
+ * Context: main thread, machine running or paused.
+ */
+int machine_patch_disk(struct machine *m, unsigned int index,
+		       const char *path, const struct rl_config *rl,
+		       char *err, size_t errlen);
+
+/**
+ * arch_machine_ctrl_alt_del() - press Ctrl-Alt-Del on the guest's
+ * keyboard (x86: the i8042), for its orderly shutdown.
+ * Return: 0, or -ENOTSUP where the machine has no such key.
+ * Context: main thread.
+ */
+int arch_machine_ctrl_alt_del(struct machine *m);
+
+/** machine_state_name() - Firecracker's name of @s ("Not started", ...). */
+const char *machine_state_name(enum machine_state s);
 
 struct uart_host;
 

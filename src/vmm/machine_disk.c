@@ -173,13 +173,22 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 			 " (engine=vhost, see above)" : "", strerror(-ret));
 		return ret;
 	}
+	ret = -EINVAL;
 	switch (dc->transport) {
 	case DISK_TRANSPORT_MMIO:
-		return disk_attach_mmio(m, md, err, errlen);
+		ret = disk_attach_mmio(m, md, err, errlen);
+		break;
 	case DISK_TRANSPORT_PCI:
-		return disk_attach_pci(m, md, err, errlen);
+		ret = disk_attach_pci(m, md, err, errlen);
+		break;
 	}
-	return -EINVAL;
+	/* The machine pauses and resumes it from now on. */
+	if (!ret && machine_add_dev(m, md->vdev.name, &machine_virtio_dev_ops,
+				    &md->vdev)) {
+		snprintf(err, errlen, "disk %s: too many devices", dc->path);
+		ret = -ENOSPC;
+	}
+	return ret;
 }
 
 int machine_open_disks(struct machine *m, char *err, size_t errlen)
@@ -249,6 +258,7 @@ void machine_detach_disks(struct machine *m)
 			blk_dev_destroy(md->blk);
 		md->blk = NULL;
 	}
+	m->nr_devs = 0; /* the disks were the only registered devices */
 }
 
 void machine_close_disks(struct machine *m)
@@ -305,7 +315,10 @@ unsigned int machine_metrics_drives(struct machine *m,
 
 		if (!md->blk)
 			continue;
-		out[n].id = md->vdev.name;
+		/* The API's drive_id (block_rootfs), as Firecracker names
+		 * it; the device name for a --disk without one. */
+		out[n].id = m->cfg->disks[i].drive_id ?
+				    m->cfg->disks[i].drive_id : md->vdev.name;
 		out[n].vdev = &md->vdev;
 		out[n].disk = &md->disk.stats;
 		n++;
@@ -337,4 +350,95 @@ void machine_print_stats(struct machine *m, int fd)
 	vm_print_stats(&m->vm, fd);
 	if (m->metrics)
 		metrics_print_stats(m->metrics, fd);
+}
+
+/*
+ * PATCH /drives/{id} path_on_host: the new image opened as the old one
+ * was (same cache mode and read-only flag), the device paused (requests
+ * taken complete on the old image), its queues re-pointed, the old image
+ * flushed and closed, the new capacity announced, the device resumed.
+ * Requests the guest queued meanwhile go to the new image. The device's
+ * negotiated features stay: a read-only drive stays read-only.
+ */
+static int machine_swap_disk(struct machine *m, unsigned int index,
+			     const char *path, char *err, size_t errlen)
+{
+	struct disk_config *dc = &m->cfg->disks[index];
+	struct machine_disk *md = &m->disks[index];
+	struct disk_opts o = {
+		.path = path,
+		.readonly = dc->readonly,
+		.cache = cache_modes[dc->cache],
+		.engine = md->disk.engine,
+	};
+	struct disk nd, old;
+	char *copy;
+	int ret;
+
+	if (md->disk.snapshot) {
+		snprintf(err, errlen, "drive %s: a snapshot=on drive cannot "
+			 "change its image", dc->drive_id);
+		return -ENOTSUP;
+	}
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	ret = disk_open(&nd, &o, err, errlen);
+	if (ret) {
+		free(copy);
+		return ret;
+	}
+	virtio_dev_pause(&md->vdev);
+	ret = blk_dev_replace_file(md->blk, nd.fd, md->disk.fd);
+	if (ret) {
+		snprintf(err, errlen, "drive %s: cannot switch its queues to "
+			 "%s: %s", dc->drive_id, path, strerror(-ret));
+		virtio_dev_resume(&md->vdev);
+		disk_close(&nd);
+		free(copy);
+		return ret;
+	}
+	old = md->disk;
+	md->disk = nd;
+	disk_close(&old); /* every request it took has completed */
+	blk_dev_disk_changed(md->blk);
+	if (virtio_dev_resume(&md->vdev))
+		log_error("drive %s: not serving after the swap",
+			  dc->drive_id);
+	free(dc->path);
+	dc->path = copy;
+	log_info("drive %s: now %s, %llu bytes", dc->drive_id, path,
+		 (unsigned long long)md->disk.size);
+	return 0;
+}
+
+int machine_patch_disk(struct machine *m, unsigned int index,
+		       const char *path, const struct rl_config *rl,
+		       char *err, size_t errlen)
+{
+	struct disk_config *dc = &m->cfg->disks[index];
+	struct machine_disk *md = &m->disks[index];
+	int ret;
+
+	if (index >= m->nr_disks || !md->blk) {
+		snprintf(err, errlen, "drive %s has no device", dc->drive_id);
+		return -ENODEV;
+	}
+	if (path) {
+		ret = machine_swap_disk(m, index, path, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (rl) {
+		ret = blk_dev_set_rate_limit(md->blk, rl);
+		if (ret) {
+			snprintf(err, errlen, "drive %s: cannot apply the rate "
+				 "limiter: %s", dc->drive_id,
+				 ret == -ENOTSUP ? "engine=vhost cannot honour "
+				 "one" : strerror(-ret));
+			return ret;
+		}
+		dc->rl = *rl;
+	}
+	return 0;
 }

@@ -15,14 +15,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/eventfd.h>
+#include <time.h>
+
+#include "api/fc_config.h"
+#include "api/handlers.h"
 #include "util/clock.h"
 #include "util/confine.h"
+#include "util/confine_policy.h"
 #include "util/log.h"
 #include "virtio/virtio.h"
 #include "vmm/arch.h"
 #include "vmm/cli.h"
 #include "vmm/console.h"
+#include "vmm/control.h"
 #include "vmm/machine.h"
+#include "vmm/metrics.h"
 
 #define ERR_LEN 512
 
@@ -311,8 +319,24 @@ static void thread_stack_default(void)
 	pthread_attr_destroy(&attr);
 }
 
+/*
+ * Before the VM exists (the API waits for InstanceStart) a signal ends
+ * microvm through preboot_fd; from boot on through the VM's exit.
+ */
+static int preboot_fd = -1;
+static atomic_int preboot_status;
+
 static void on_signal(int sig)
 {
+	if (atomic_load(&machine.state) == MACHINE_NOT_STARTED) {
+		int expected = 0;
+
+		atomic_compare_exchange_strong(&preboot_status, &expected,
+					       128 + sig);
+		if (preboot_fd >= 0)
+			(void)eventfd_write(preboot_fd, 1);
+		return;
+	}
 	vm_request_exit(&machine.vm, 128 + sig, "signal");
 }
 
@@ -335,7 +359,8 @@ static void *stats_thread(void *arg)
 		if (sigwait(set, &sig) || sig != SIGUSR1)
 			continue;
 		pthread_mutex_lock(&stats_lock);
-		if (!stats_closed)
+		if (!stats_closed &&
+		    atomic_load(&machine.state) != MACHINE_NOT_STARTED)
 			machine_print_stats(&machine, STDERR_FILENO);
 		pthread_mutex_unlock(&stats_lock);
 	}
@@ -369,13 +394,233 @@ static void install_signals(void)
 		pthread_detach(thread);
 }
 
+/* ---- boot, from the command line or the API's InstanceStart ---- */
+
+static struct vm_config cfg;
+static struct control *control;
+static int metrics_fd = -1;
+
+/* The machine as it was before any init step: a failed boot goes back. */
+static void machine_reset(struct machine *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->cfg = &cfg;
+	m->console_fd = STDOUT_FILENO;
+	atomic_store(&m->state, MACHINE_NOT_STARTED);
+}
+
+/*
+ * Every init step, confinement of the disks, the threads, then main's own
+ * filter. On failure everything done is undone and @err says why.
+ */
+static int machine_boot(struct machine *m, char *err, size_t errlen)
+{
+	size_t done;
+	long fds;
+	int ret;
+
+	for (done = 0; done < NR_STEPS; done++) {
+		ret = init_steps[done].init(m, err, errlen);
+		if (ret) {
+			machine_undo(m, done + 1);
+			machine_reset(m);
+			return ret;
+		}
+		log_startup(init_steps[done].name);
+	}
+	ret = machine_confine_disks(m, err, errlen);
+	if (ret) {
+		machine_undo(m, NR_STEPS);
+		machine_reset(m);
+		return ret;
+	}
+	if (m->metrics == NULL && metrics_init(m))
+		log_warn("metrics: out of memory");
+	atomic_store(&m->state, MACHINE_RUNNING);
+	if (arch_machine_console_start(m) || vm_start_vcpus(&m->vm)) {
+		fprintf(stderr, "microvm: cannot start threads\n");
+		vm_request_exit(&m->vm, VM_EXIT_INTERNAL, "startup");
+	}
+	/* Every queue of every disk may start; nothing else opens files. */
+	fds = confine_limit_fds(m->cfg->nr_disks * VIRTIO_MAX_QUEUES *
+				CONFINE_FDS_PER_QUEUE);
+	if (fds < 0)
+		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
+	/* Confined, main can no longer remove the API socket at exit. */
+	if (control)
+		control_keep_socket(control);
+	/* Last: the threads above are not under it; it releases the vCPUs. */
+	confine_thread(CONFINE_MAIN);
+	log_startup("threads started, main confined");
+	/* A signal that came while booting. */
+	if (atomic_load(&preboot_status))
+		vm_request_exit(&m->vm, atomic_load(&preboot_status), "signal");
+	return 0;
+}
+
+/* ---- what the API asks of main (api/handlers.h) ---- */
+
+static int act_start(void *opaque, char *err, size_t errlen)
+{
+	int ret;
+
+	(void)opaque;
+	ret = fc_finalize_config(&cfg, err, errlen);
+	if (ret)
+		return ret;
+	ret = machine_boot(&machine, err, errlen);
+	if (ret)
+		log_error("InstanceStart: %s", err);
+	return ret;
+}
+
+static int act_open_metrics(void *opaque, char *err, size_t errlen)
+{
+	int fd;
+
+	(void)opaque;
+	fd = metrics_open(cfg.metrics_path, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (metrics_fd >= 0)
+		close(metrics_fd);
+	metrics_fd = fd;
+	return 0;
+}
+
+static int act_flush_metrics(void *opaque, char *err, size_t errlen)
+{
+	int ret;
+
+	(void)opaque;
+	if (metrics_fd < 0) {
+		snprintf(err, errlen, "the metrics system is not initialized "
+			 "(PUT /metrics first)");
+		return -EINVAL;
+	}
+	ret = metrics_write(&machine, metrics_fd);
+	if (ret && ret != -EAGAIN) {
+		snprintf(err, errlen, "cannot write metrics: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int act_ctrl_alt_del(void *opaque, char *err, size_t errlen)
+{
+	int ret;
+
+	(void)opaque;
+	ret = arch_machine_ctrl_alt_del(&machine);
+	if (ret)
+		snprintf(err, errlen, "SendCtrlAltDel: %s",
+			 ret == -ENOTSUP ? "this architecture has no "
+			 "keyboard controller" : strerror(-ret));
+	return ret;
+}
+
+static int act_patch_drive(void *opaque, unsigned int index,
+			   const struct fc_drive_patch *p, char *err,
+			   size_t errlen)
+{
+	(void)opaque;
+	return machine_patch_disk(&machine, index, p->path_on_host,
+				  p->has_rl ? &p->rl : NULL, err, errlen);
+}
+
+static const struct api_actions api_actions = {
+	.start = act_start,
+	.flush_metrics = act_flush_metrics,
+	.ctrl_alt_del = act_ctrl_alt_del,
+	.patch_drive = act_patch_drive,
+	.open_metrics = act_open_metrics,
+};
+
+static struct api_ctx api_ctx = {
+	.m = &machine,
+	.cfg = &cfg,
+	.act = &api_actions,
+};
+
+/* Every METRICS_PERIOD_MS a line, as Firecracker's periodic flush. */
+#define METRICS_PERIOD_MS 60000
+
+static void metrics_tick(void *opaque)
+{
+	(void)opaque;
+	if (metrics_fd >= 0 && atomic_load(&machine.state) != MACHINE_NOT_STARTED)
+		(void)metrics_write(&machine, metrics_fd);
+}
+
+/*
+ * API mode before boot: answer requests until InstanceStart booted the
+ * machine (0) or a signal ended microvm (its status).
+ */
+static int serve_preboot(void)
+{
+	while (atomic_load(&machine.state) == MACHINE_NOT_STARTED) {
+		if (control_wait(control, preboot_fd, 0, 0, NULL, NULL) &&
+		    atomic_load(&preboot_status) &&
+		    atomic_load(&machine.state) == MACHINE_NOT_STARTED)
+			return atomic_load(&preboot_status);
+	}
+	return 0;
+}
+
+/*
+ * The machine runs: answer API requests (if any) and flush metrics until
+ * the VM ends or --timeout passes. Return: the exit status.
+ */
+static int serve_running(unsigned int timeout_s)
+{
+	uint64_t deadline = 0;
+
+	if (timeout_s) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		deadline = (uint64_t)ts.tv_sec * 1000000000ull +
+			   (uint64_t)ts.tv_nsec +
+			   (uint64_t)timeout_s * 1000000000ull;
+	}
+	if (!control_wait(control, machine.vm.exit_fd, deadline,
+			  metrics_fd >= 0 ? METRICS_PERIOD_MS : 0,
+			  metrics_tick, NULL))
+		vm_request_exit(&machine.vm, VM_EXIT_TIMEOUT,
+				"--timeout expired");
+	return atomic_load(&machine.vm.exit_status);
+}
+
+static void fail_startup(const char *err)
+{
+	fprintf(stderr, "microvm: %s\n", err);
+	control_close(control);
+	if (metrics_fd >= 0)
+		close(metrics_fd);
+	cli_free(&cfg);
+}
+
+/* The API socket, before the filters (its fd goes into the control
+ * thread's), and the start of its thread once they exist. */
+static int api_open(char *err, size_t errlen)
+{
+	int ret;
+
+	if (!cfg.api_sock || cfg.no_api)
+		return 0;
+	ret = control_open(&control, cfg.api_sock, &api_ctx, err, errlen);
+	if (ret)
+		return ret;
+	confine_control_listen_fd(control_listen_fd(control));
+	confine_policy_api(true); /* main's filter takes drive swaps */
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static struct vm_config cfg;
 	char err[ERR_LEN] = "";
-	size_t done;
 	int status;
-	long fds;
 
 	clock_mark_start(); /* first: --stats and boot-time count from here */
 	switch (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
@@ -383,52 +628,58 @@ int main(int argc, char **argv)
 		return 0;
 	case CLI_ERROR:
 		fprintf(stderr, "microvm: %s\n", err);
+		cli_free(&cfg);
 		return VM_EXIT_STARTUP;
 	case CLI_RUN:
 		break;
 	}
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
-	machine.cfg = &cfg;
+	machine_reset(&machine);
 	thread_stack_default(); /* before the first thread */
+	preboot_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (preboot_fd < 0 || api_open(err, sizeof(err))) {
+		fail_startup(err[0] ? err : "cannot create an eventfd");
+		return VM_EXIT_STARTUP;
+	}
+	if (cfg.metrics_path && act_open_metrics(NULL, err, sizeof(err))) {
+		fail_startup(err);
+		return VM_EXIT_STARTUP;
+	}
 	/* Before any thread: every thread installs its filter itself. */
 	if (confine_prepare(cfg.seccomp, err, sizeof(err))) {
-		fprintf(stderr, "microvm: %s\n", err);
-		cli_free(&cfg);
+		fail_startup(err);
 		return VM_EXIT_STARTUP;
 	}
 	log_startup("seccomp filters prepared");
-	for (done = 0; done < NR_STEPS; done++) {
-		if (init_steps[done].init(&machine, err, sizeof(err))) {
-			fprintf(stderr, "microvm: %s\n", err);
-			machine_undo(&machine, done + 1);
-			cli_free(&cfg);
-			return VM_EXIT_STARTUP;
-		}
-		log_startup(init_steps[done].name);
-	}
-	if (machine_confine_disks(&machine, err, sizeof(err))) {
-		fprintf(stderr, "microvm: %s\n", err);
-		machine_undo(&machine, NR_STEPS);
-		cli_free(&cfg);
+	install_signals();
+	if (control && control_start(control)) {
+		fail_startup("cannot start the API thread");
 		return VM_EXIT_STARTUP;
 	}
-	install_signals();
-	if (arch_machine_console_start(&machine) ||
-	    vm_start_vcpus(&machine.vm)) {
-		fprintf(stderr, "microvm: cannot start threads\n");
-		status = VM_EXIT_INTERNAL;
-		vm_request_exit(&machine.vm, status, "startup");
+	/*
+	 * With the API and neither a config file nor a boot source on the
+	 * command line, wait for InstanceStart; else boot at once (the API,
+	 * if any, serving beside).
+	 */
+	if (control && !cfg.config_file && !cfg.kernel) {
+		status = serve_preboot();
+		if (status) {
+			control_close(control);
+			cli_free(&cfg);
+			return status;
+		}
+	} else {
+		if (control || cfg.config_file)
+			status = fc_finalize_config(&cfg, err, sizeof(err));
+		else
+			status = 0;
+		if (status || machine_boot(&machine, err, sizeof(err))) {
+			fail_startup(err);
+			return VM_EXIT_STARTUP;
+		}
 	}
-	/* Every queue of every disk may start; nothing else opens files. */
-	fds = confine_limit_fds(cfg.nr_disks * VIRTIO_MAX_QUEUES *
-				CONFINE_FDS_PER_QUEUE);
-	if (fds < 0)
-		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
-	/* Last: the threads above are not under it; it releases the vCPUs. */
-	confine_thread(CONFINE_MAIN);
-	log_startup("threads started, main confined");
-	status = vm_wait(&machine.vm, cfg.timeout);
+	status = serve_running(cfg.timeout);
 	log_exit_time("seen by main");
 	/*
 	 * Said now, not after the console flush below, which may wait up to
@@ -451,6 +702,9 @@ int main(int argc, char **argv)
 		fflush(NULL);
 		_exit(status);
 	}
+	atomic_store(&machine.state, MACHINE_STOPPED);
+	control_close(control); /* answers what waits, removes the socket */
+	control = NULL;
 	arch_machine_console_flush(&machine); /* bounded: stdout may stall */
 	console_restore();
 	/*
@@ -471,7 +725,10 @@ int main(int argc, char **argv)
 	stats_close();
 	if (cfg.stats)
 		machine_print_stats(&machine, STDERR_FILENO);
+	if (metrics_fd >= 0)
+		(void)metrics_write(&machine, metrics_fd);
 	machine_undo(&machine, NR_STEPS);
+	metrics_exit(&machine);
 	log_exit_time("teardown done");
 	cli_free(&cfg);
 	return status;

@@ -102,6 +102,8 @@ include(${E2E_DIR}/disk.cmake)
 include(${E2E_DIR}/evil.cmake)
 # seccomp: every thread confined, forbidden calls end microvm.
 include(${E2E_DIR}/seccomp.cmake)
+# The Firecracker-compatible API and the VM lifecycle on a real guest.
+include(${E2E_DIR}/api.cmake)
 # Crash consistency (SIGKILL mid-write) and host I/O faults.
 include(${E2E_DIR}/crash.cmake)
 # The real-guest benchmark's smoke run (label bench, not e2e: it measures,

@@ -235,6 +235,7 @@ static void check_dsdt(const uint8_t *d, const struct acpi_config *cfg)
 		 cfg->pci.present ? 1 : 0);
 	CHECK_EQ(count_bytes(d, len, "\x08_S5_\x12", 6), 1);
 	CHECK_EQ(count_bytes(d, len, "COM1", 4), 1);
+	CHECK_EQ(count_bytes(d, len, "PS2_", 4), 1);
 	CHECK_EQ(count_bytes(d, len, pnp0b00, sizeof(pnp0b00)), cfg->rtc);
 	/* pvpanic: _HID string, one 1-byte IO port, _STA 0x0f. */
 	pvpanic = cfg->pvpanic_port != 0;
@@ -561,15 +562,16 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 		CHECK_EQ(count_str(text, "Device (VR"), cfg->nr_mmio);
 		CHECK(!cfg->pci.present || strstr(text, "PNP0A08"));
 		CHECK(strstr(text, "_S5_") != NULL);
-		/* Each _CRS decodes as a resource template: COM1, the
+		/* Each _CRS decodes as a resource template: COM1, PS2_
+		 * (two IO ranges), the
 		 * virtio-mmio devices, PCI0 and its ECAM reservation. */
 		CHECK_EQ(count_str(text, "ResourceTemplate ()"),
-			 1 + cfg->rtc + pvpanic + cfg->nr_mmio +
+			 2 + cfg->rtc + pvpanic + cfg->nr_mmio +
 			 (cfg->pci.present ? 2 : 0));
 		CHECK_EQ(count_str(text, "Interrupt (ResourceConsumer, Edge, "
 				   "ActiveHigh, Exclusive"), cfg->nr_mmio);
 		CHECK_EQ(count_str(text, "IO (Decode16,"),
-			 1 + cfg->rtc + pvpanic + cfg->pci.present);
+			 3 + cfg->rtc + pvpanic + cfg->pci.present);
 		/* QEMU's ISA pvpanic: the Linux driver's _HID, one port. */
 		snprintf(want, sizeof(want), "0x%04X,             // Range Minimum",
 			 cfg->pvpanic_port);
@@ -613,10 +615,12 @@ static void check_acpiexec(const char *dir, const struct acpi_config *cfg)
 	if (!text)
 		return;
 	CHECK_EQ(count_str(text, "] EndTag Resource"),
-		 1 + cfg->rtc + !!cfg->pvpanic_port + cfg->nr_mmio +
+		 2 + cfg->rtc + !!cfg->pvpanic_port + cfg->nr_mmio +
 		 (cfg->pci.present ? 2 : 0));
 	CHECK(!cfg->pvpanic_port || strstr(text, "Device: \\_SB.PEVT\n"));
 	CHECK(strstr(text, "Device: \\_SB.COM1\n") != NULL);
+	/* The keyboard controller, as Linux's i8042 driver looks for it. */
+	CHECK(strstr(text, "Device: \\_SB.PS2\n") != NULL); /* PS2_ */
 	CHECK(!cfg->rtc || strstr(text, "Device: \\_SB.RTC\n")); /* RTC_ */
 	CHECK(!cfg->pci.present ||
 	      (strstr(text, "Device: \\_SB.PCI0\n") &&

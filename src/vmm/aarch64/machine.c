@@ -289,3 +289,10 @@ void arch_machine_free(struct machine *m)
 	free(m->arch);
 	m->arch = NULL;
 }
+
+/* The arm64 machine has no keyboard: SendCtrlAltDel is refused. */
+int arch_machine_ctrl_alt_del(struct machine *m)
+{
+	(void)m;
+	return -ENOTSUP;
+}

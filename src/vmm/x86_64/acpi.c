@@ -42,9 +42,10 @@
 #define FADT_HYPERVISOR_NAME "MICROVM"
 
 /*
- * IA-PC boot architecture flags (§5.2.9.3). The 8042 bit (1) stays clear:
- * the i8042 model only resets the machine, and the FADT reset register
- * does that for Linux, so no PS/2 driver should probe it.
+ * IA-PC boot architecture flags (§5.2.9.3). The 8042 bit (1) stays clear,
+ * as Firecracker's: Linux then finds the keyboard controller only through
+ * the DSDT's PNP0303 device (acpi_dsdt_ps2()), the one way in for
+ * SendCtrlAltDel.
  */
 #define IAPC_VGA_NOT_PRESENT (1u << 2)
 #define IAPC_CMOS_RTC_NOT_PRESENT (1u << 5)
@@ -265,6 +266,25 @@ static void acpi_dsdt_com1(struct aml *a)
 }
 
 /*
+ * The PS/2 keyboard controller (i8042 at 0x60/0x64, ISA IRQ 1), declared
+ * as Firecracker's DSDT does: with the FADT's 8042 flag clear, Linux
+ * binds its i8042 driver only to a PNP0303 device, and that keyboard is
+ * how SendCtrlAltDel reaches the guest.
+ */
+static void acpi_dsdt_ps2(struct aml *a)
+{
+	aml_device_begin(a, "PS2_");
+	aml_name_eisaid(a, "_HID", "PNP0303");
+	aml_name(a, "_CRS");
+	aml_resource_template_begin(a);
+	aml_io(a, PORT_I8042_DATA, PORT_I8042_DATA, 1, 1);
+	aml_io(a, PORT_I8042_CMD, PORT_I8042_CMD, 1, 1);
+	aml_irq_noflags(a, IRQ_I8042_KBD);
+	aml_end(a);
+	aml_end(a);
+}
+
+/*
  * The CMOS RTC. Described here, it is found without legacy probing, and
  * its interrupt is mapped through the IOAPIC even with no legacy PIC.
  */
@@ -392,6 +412,7 @@ static int acpi_dsdt(const struct acpi_config *cfg, struct aml *a)
 				   ACPI_OEM_TABLE_ID, ACPI_OEM_REVISION);
 	aml_scope_begin(a, "_SB");
 	acpi_dsdt_com1(a);
+	acpi_dsdt_ps2(a);
 	if (cfg->rtc)
 		acpi_dsdt_rtc(a);
 	if (cfg->pvpanic_port)

@@ -255,6 +255,14 @@ void arch_machine_console_flush(struct machine *m)
 	machine_console_close(m, &m->arch->com1.h, SERIAL_TX_FLUSH_MS);
 }
 
+int arch_machine_ctrl_alt_del(struct machine *m)
+{
+	if (!m->arch)
+		return -ENODEV;
+	i8042_ctrl_alt_del(&m->arch->kbd);
+	return 0;
+}
+
 void arch_machine_print_stats(struct machine *m, int fd)
 {
 	if (!m->arch)

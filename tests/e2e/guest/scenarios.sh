@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Scenarios of the L2 test guest, sourced by /init. Parameters come from
 # the kernel command line as microvm.KEY=VALUE (no spaces in values):
-#   microvm.test=boot|demo|shell|evil  which scenario to run (evil: no
+#   microvm.test=boot|demo|shell|evil|api  which scenario to run (evil: no
 #                         virtio driver; evilblk drives the disks itself)
 #   microvm.huge=N        evil: aliased huge requests in flight (default 4)
 #   microvm.cpus=N        boot: expect N online CPUs
@@ -243,6 +243,65 @@ scenario_evil()
 	e2e_report
 }
 
+# The API guest (tests/e2e/api-test.sh drives microvm through its API):
+# its root is the API's root drive (/dev/vda, root= from is_root_device);
+# fio write+verify rounds run on the data drive (microvm.fio=DEV) while
+# init prints a tick (E2E-TICK N) every 0.1 s, which stops while the VM
+# is paused. Ctrl-Alt-Del (SIGINT to init, SendCtrlAltDel) ends it: the
+# current fio round finishes, the rounds and failures are reported, and
+# the guest reboots (reboot=k: through the keyboard controller), which
+# ends microvm with status 0.
+e2e_api_end()
+{
+	echo "E2E-CAD: ctrl-alt-del seen"
+	touch /tmp/api-stop
+	[ -n "$api_fio" ] && wait "$api_fio"
+	if [ -n "$api_fio" ]; then
+		r=$(cat /tmp/api-rounds 2>/dev/null || echo 0)
+		f=$(cat /tmp/api-fails 2>/dev/null || echo 0)
+		echo "E2E-FIO-ROUNDS: $r failed $f"
+		[ "$r" -gt 0 ] && [ "$f" -eq 0 ] || e2e_fail "fio: $r rounds, $f failed"
+	fi
+	e2e_check_dmesg
+	e2e_report
+	reboot -f
+	sleep 5
+	poweroff -f
+}
+
+e2e_api_fio()
+{
+	local dev=$1 n=0 bad=0
+	while [ ! -e /tmp/api-stop ]; do
+		fio --name=api --filename="$dev" --rw=randwrite --bs=4k \
+			--size=2M --offset=$(( (n % 8) * 2 ))M --direct=1 \
+			--ioengine=psync --verify=crc32c --do_verify=1 \
+			--output=/tmp/api-fio.log >/dev/null 2>&1 ||
+			{ bad=$((bad + 1)); cat /tmp/api-fio.log; }
+		n=$((n + 1))
+		echo $n >/tmp/api-rounds
+		echo $bad >/tmp/api-fails
+	done
+}
+
+scenario_api()
+{
+	local i=0 dev
+	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
+	echo "E2E-ROOT: $(grep '^[^ ]* / ' /proc/mounts | tail -n 1)"
+	trap e2e_api_end INT
+	api_fio=
+	if dev=$(e2e_param fio); then
+		e2e_api_fio "$dev" &
+		api_fio=$!
+	fi
+	while :; do
+		echo "E2E-TICK $i"
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
 scenario_shell()
 {
 	echo "Guest shell; 'exit' powers the guest off."
@@ -253,7 +312,7 @@ e2e_main()
 {
 	test=$(e2e_param test) || test=boot
 	case "$test" in
-	boot | demo | shell | disk | evil) "scenario_$test" ;;
+	boot | demo | shell | disk | evil | api) "scenario_$test" ;;
 	*) e2e_fail "unknown scenario '$test'" ;;
 	esac
 	e2e_end "$(e2e_param end || echo poweroff)"

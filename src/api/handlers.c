@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The routes of Firecracker's API (handlers.h). Every route names the
+ * states it runs in: a request outside them is refused before its body
+ * is looked at, with Firecracker's wording, and changes nothing.
+ */
+#include "api/handlers.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/config.h"
+#include "vmm/machine.h"
+
+#define ERR_LEN 512
+
+#define PRE_BOOT (1u << MACHINE_NOT_STARTED)
+#define POST_BOOT ((1u << MACHINE_RUNNING) | (1u << MACHINE_PAUSED))
+#define ANY_TIME (PRE_BOOT | POST_BOOT | (1u << MACHINE_STOPPED))
+
+#define MSG_AFTER_START \
+	"The requested operation is not supported after starting the microVM."
+#define MSG_BEFORE_START \
+	"The requested operation is not supported before starting the microVM."
+
+struct route {
+	const char *method;
+	const char *path;   /* exact, or a prefix ending in '/' with an id */
+	unsigned int states;
+	void (*fn)(struct api_ctx *c, const char *id,
+		   const struct api_request *req, struct api_response *r);
+};
+
+static enum machine_state state_of(struct api_ctx *c)
+{
+	return (enum machine_state)atomic_load(&c->m->state);
+}
+
+/* Firecracker's resources microvm does not have (yet): one clear line. */
+static const char *const unsupported[] = {
+	"/network-interfaces", "/vsock", "/balloon", "/mmds", "/snapshot",
+	"/entropy", "/cpu-config", "/pmem", "/hotplug", "/serial",
+};
+
+/* Parse @req's body as a JSON object; NULL with a fault otherwise. */
+static struct json_object *body_object(const struct api_request *req,
+				       struct api_response *r)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+
+	if (!req->body || !req->body_len) {
+		api_response_fault(r, 400, "the request has no body");
+		return NULL;
+	}
+	tok = json_tokener_new_ex(32);
+	if (!tok) {
+		api_response_fault(r, 500, "out of memory");
+		return NULL;
+	}
+	o = json_tokener_parse_ex(tok, req->body, (int)req->body_len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    (size_t)json_tokener_get_parse_end(tok) != req->body_len ||
+	    !json_object_is_type(o, json_type_object)) {
+		api_response_fault(r, 400, "the body is not one JSON object");
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+/* The one string field @key of @o, no other field allowed. */
+static const char *only_string(struct json_object *o, const char *key,
+			       struct api_response *r)
+{
+	struct json_object *v;
+
+	json_object_object_foreach(o, k, val) {
+		(void)val;
+		if (strcmp(k, key)) {
+			api_response_fault(r, 400, "unknown field: %s", k);
+			return NULL;
+		}
+	}
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		api_response_fault(r, 400, "missing or non-string field: %s",
+				   key);
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+static void reply_json(struct api_response *r, struct json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o,
+						       JSON_C_TO_STRING_PLAIN);
+	char *copy = s ? strdup(s) : NULL;
+
+	json_object_put(o);
+	if (!copy) {
+		api_response_fault(r, 500, "out of memory");
+		return;
+	}
+	api_response_json(r, 200, copy);
+}
+
+static void reply_owned(struct api_response *r, char *json)
+{
+	if (!json)
+		api_response_fault(r, 500, "out of memory");
+	else
+		api_response_json(r, 200, json);
+}
+
+/* 204, or 400 with @err, from a setter's return. */
+static void reply_set(struct api_response *r, int ret, const char *err)
+{
+	if (ret)
+		api_response_fault(r, 400, "%s", err);
+	else
+		r->status = 204;
+}
+
+/* ---- routes ---- */
+
+static void get_instance(struct api_ctx *c, const char *id,
+			 const struct api_request *req, struct api_response *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)id;
+	(void)req;
+	json_object_object_add(o, "id", json_object_new_string(
+		c->cfg->id ? c->cfg->id : "anonymous-instance"));
+	json_object_object_add(o, "state", json_object_new_string(
+		machine_state_name(state_of(c))));
+	json_object_object_add(o, "vmm_version",
+			       json_object_new_string(MICROVM_VERSION));
+	json_object_object_add(o, "app_name",
+			       json_object_new_string("microvm"));
+	reply_json(r, o);
+}
+
+static void get_version(struct api_ctx *c, const char *id,
+			const struct api_request *req, struct api_response *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)c;
+	(void)id;
+	(void)req;
+	json_object_object_add(o, "firecracker_version",
+			       json_object_new_string(MICROVM_VERSION));
+	reply_json(r, o);
+}
+
+static void get_vm_config(struct api_ctx *c, const char *id,
+			  const struct api_request *req, struct api_response *r)
+{
+	(void)id;
+	(void)req;
+	reply_owned(r, fc_vm_config_json(c->cfg));
+}
+
+static void get_machine_config(struct api_ctx *c, const char *id,
+			       const struct api_request *req,
+			       struct api_response *r)
+{
+	(void)id;
+	(void)req;
+	reply_owned(r, fc_machine_config_json(c->cfg));
+}
+
+static void put_machine_config(struct api_ctx *c, const char *id,
+			       const struct api_request *req,
+			       struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_put_machine_config(c->cfg, req->body, req->body_len,
+					   err, sizeof(err)), err);
+}
+
+static void patch_machine_config(struct api_ctx *c, const char *id,
+				 const struct api_request *req,
+				 struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_patch_machine_config(c->cfg, req->body, req->body_len,
+					     err, sizeof(err)), err);
+}
+
+static void put_boot_source(struct api_ctx *c, const char *id,
+			    const struct api_request *req,
+			    struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_put_boot_source(c->cfg, req->body, req->body_len,
+					err, sizeof(err)), err);
+}
+
+static void put_drive(struct api_ctx *c, const char *id,
+		      const struct api_request *req, struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	reply_set(r, fc_put_drive(c->cfg, id, req->body, req->body_len, err,
+				  sizeof(err)), err);
+}
+
+static void patch_drive(struct api_ctx *c, const char *id,
+			const struct api_request *req, struct api_response *r)
+{
+	struct fc_drive_patch p = { 0 };
+	char err[ERR_LEN] = "";
+	int idx, ret;
+
+	ret = fc_parse_drive_patch(c->cfg, id, req->body, req->body_len, &p,
+				   err, sizeof(err));
+	if (!ret) {
+		idx = fc_disk_index(c->cfg, id);
+		ret = idx < 0 ? -ENOENT :
+		      c->act->patch_drive(c->act->opaque, (unsigned int)idx,
+					  &p, err, sizeof(err));
+		if (idx < 0)
+			snprintf(err, sizeof(err), "no drive %s", id);
+	}
+	fc_drive_patch_free(&p);
+	reply_set(r, ret, err);
+}
+
+static void put_logger(struct api_ctx *c, const char *id,
+		       const struct api_request *req, struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_put_logger(c->cfg, req->body, req->body_len, err,
+				   sizeof(err)), err);
+}
+
+static void put_metrics(struct api_ctx *c, const char *id,
+			const struct api_request *req, struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+	char *old = c->cfg->metrics_path;
+	int ret;
+
+	(void)id;
+	if (old) {
+		api_response_fault(r, 400, "Reinitialization of metrics not "
+				   "allowed.");
+		return;
+	}
+	ret = fc_put_metrics(c->cfg, req->body, req->body_len, err,
+			     sizeof(err));
+	if (!ret) {
+		ret = c->act->open_metrics(c->act->opaque, err, sizeof(err));
+		if (ret) {
+			free(c->cfg->metrics_path);
+			c->cfg->metrics_path = NULL;
+		}
+	}
+	reply_set(r, ret, err);
+}
+
+static void put_actions(struct api_ctx *c, const char *id,
+			const struct api_request *req, struct api_response *r)
+{
+	struct json_object *o = body_object(req, r);
+	enum machine_state st = state_of(c);
+	char err[ERR_LEN] = "";
+	const char *action;
+	int ret;
+
+	(void)id;
+	if (!o)
+		return;
+	action = only_string(o, "action_type", r);
+	if (!action) {
+		json_object_put(o);
+		return;
+	}
+	if (!strcmp(action, "InstanceStart")) {
+		if (st != MACHINE_NOT_STARTED)
+			ret = -EINVAL, snprintf(err, sizeof(err), "%s",
+						MSG_AFTER_START);
+		else
+			ret = c->act->start(c->act->opaque, err, sizeof(err));
+	} else if (!strcmp(action, "FlushMetrics")) {
+		ret = c->act->flush_metrics(c->act->opaque, err, sizeof(err));
+	} else if (!strcmp(action, "SendCtrlAltDel")) {
+		if (st == MACHINE_NOT_STARTED)
+			ret = -EINVAL, snprintf(err, sizeof(err), "%s",
+						MSG_BEFORE_START);
+		else
+			ret = c->act->ctrl_alt_del(c->act->opaque, err,
+						   sizeof(err));
+	} else {
+		ret = -EINVAL;
+		snprintf(err, sizeof(err), "unknown action_type: %.64s "
+			 "(InstanceStart, FlushMetrics or SendCtrlAltDel)",
+			 action);
+	}
+	json_object_put(o);
+	reply_set(r, ret, err);
+}
+
+static void patch_vm(struct api_ctx *c, const char *id,
+		     const struct api_request *req, struct api_response *r)
+{
+	struct json_object *o = body_object(req, r);
+	char err[ERR_LEN] = "";
+	const char *state;
+	int ret;
+
+	(void)id;
+	if (!o)
+		return;
+	state = only_string(o, "state", r);
+	if (!state) {
+		json_object_put(o);
+		return;
+	}
+	if (!strcmp(state, "Paused")) {
+		ret = machine_pause(c->m, err, sizeof(err));
+	} else if (!strcmp(state, "Resumed")) {
+		ret = machine_resume(c->m, err, sizeof(err));
+	} else {
+		ret = -EINVAL;
+		snprintf(err, sizeof(err), "unknown state: %.64s (Paused or "
+			 "Resumed)", state);
+	}
+	json_object_put(o);
+	reply_set(r, ret, err);
+}
+
+static const struct route routes[] = {
+	{ "GET", "/", ANY_TIME, get_instance },
+	{ "GET", "/version", ANY_TIME, get_version },
+	{ "GET", "/vm/config", ANY_TIME, get_vm_config },
+	{ "GET", "/machine-config", ANY_TIME, get_machine_config },
+	{ "PUT", "/machine-config", PRE_BOOT, put_machine_config },
+	{ "PATCH", "/machine-config", PRE_BOOT, patch_machine_config },
+	{ "PUT", "/boot-source", PRE_BOOT, put_boot_source },
+	{ "PUT", "/drives/", PRE_BOOT, put_drive },
+	{ "PATCH", "/drives/", POST_BOOT, patch_drive },
+	{ "PUT", "/logger", PRE_BOOT, put_logger },
+	{ "PUT", "/metrics", PRE_BOOT, put_metrics },
+	{ "PUT", "/actions", ANY_TIME, put_actions },
+	{ "PATCH", "/vm", POST_BOOT, patch_vm },
+};
+
+/*
+ * Does @path match @pattern? A pattern ending in '/' takes one non-empty
+ * path segment after it, returned in @id.
+ */
+static bool path_match(const char *pattern, const char *path,
+		       const char **id)
+{
+	size_t n = strlen(pattern);
+
+	*id = NULL;
+	if (n > 1 && pattern[n - 1] == '/') {
+		if (strncmp(pattern, path, n) || !path[n] ||
+		    strchr(path + n, '/'))
+			return false;
+		*id = path + n;
+		return true;
+	}
+	return !strcmp(pattern, path);
+}
+
+static bool unsupported_path(const char *path)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+		n = strlen(unsupported[i]);
+		if (!strncmp(path, unsupported[i], n) &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+void api_handle(struct api_ctx *c, const struct api_request *req,
+		struct api_response *r)
+{
+	enum machine_state st = state_of(c);
+	bool path_known = false;
+	const char *id;
+	size_t i;
+
+	r->status = 500;
+	r->body = NULL;
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const struct route *rt = &routes[i];
+
+		if (!path_match(rt->path, req->path, &id))
+			continue;
+		path_known = true;
+		if (strcmp(rt->method, req->method))
+			continue;
+		if (!(rt->states & (1u << st))) {
+			api_response_fault(r, 400, "%s", rt->states == PRE_BOOT ?
+					   MSG_AFTER_START : MSG_BEFORE_START);
+			return;
+		}
+		rt->fn(c, id, req, r);
+		return;
+	}
+	if (unsupported_path(req->path))
+		api_response_fault(r, 400, "%s %.128s: microvm does not "
+				   "support this resource", req->method,
+				   req->path);
+	else
+		api_response_fault(r, 400, "Invalid request method and/or "
+				   "path: %s %.128s%s", req->method, req->path,
+				   path_known ? " (method not allowed)" : "");
+}

@@ -1,0 +1,199 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Inside L1 (busybox sh; run-guest.sh --nested) or on a host with KVM:
+# starts microvm with only --api-sock and drives it with curl through
+# Firecracker's documented requests, as its getting-started guide makes
+# them: boot source, machine config, a root drive and a data drive,
+# metrics, InstanceStart; then 50 pause/resume cycles while the guest
+# runs fio write+verify rounds (its tick counter must stand still while
+# paused and move after resume), refusals of wrong requests (each a 400
+# with a fault_message, nothing changed), FlushMetrics, a drive swap,
+# and SendCtrlAltDel, which must end microvm with status 0.
+# Prints API-OK / API-FAIL lines; exit 0 when none failed.
+#
+# Usage: api-l1.sh MICROVM CURL KERNEL INITRD ROOT_IMG DATA_IMG SWAP_IMG
+microvm=$1 curl=$2 kernel=$3 initrd=$4 root=$5 data=$6 swap=$7
+cycles=${API_CYCLES:-50}
+work=${TMPDIR:-/tmp}/api-l1.$$
+mkdir -p "$work" || exit 1
+sock=$work/fc.sock
+fails=0
+ok() { echo "API-OK: $*"; }
+bad() { echo "API-FAIL: $*"; fails=$((fails + 1)); }
+
+# call METHOD PATH [BODY]: sets code and body (the answer's).
+call()
+{
+	if [ $# -ge 3 ]; then
+		code=$("$curl" -sS --unix-socket "$sock" -o "$work/body" \
+			-w '%{http_code}' -X "$1" "http://localhost$2" \
+			-H 'Accept: application/json' \
+			-H 'Content-Type: application/json' -d "$3")
+	else
+		code=$("$curl" -sS --unix-socket "$sock" -o "$work/body" \
+			-w '%{http_code}' -X "$1" "http://localhost$2" \
+			-H 'Accept: application/json')
+	fi
+	body=$(cat "$work/body" 2>/dev/null)
+}
+
+# expect CODE METHOD PATH [BODY]: the call must answer CODE.
+expect()
+{
+	want=$1
+	shift
+	call "$@"
+	if [ "$code" = "$want" ]; then
+		ok "$1 $2 -> $code"
+	else
+		bad "$1 $2 -> $code (want $want): $body"
+	fi
+}
+
+# refuse METHOD PATH [BODY]: a 400 with a fault_message.
+refuse()
+{
+	call "$@"
+	case "$code:$body" in
+	400:*fault_message*) ok "$1 $2 refused: $body" ;;
+	*) bad "$1 $2 -> $code (want 400 with fault_message): $body" ;;
+	esac
+}
+
+last_tick()
+{
+	sed -n 's/^E2E-TICK \([0-9]*\).*/\1/p' "$work/console" | tail -n 1
+}
+
+wait_for()
+{
+	i=0
+	while ! grep -q "$1" "$work/console" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt "$2" ] && return 1
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+"$microvm" --api-sock "$sock" --id e2e-api >"$work/console" \
+	2>"$work/stderr" </dev/null &
+pid=$!
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -S "$sock" ] && ok "API socket after $i tenths" || bad "no API socket"
+
+expect 200 GET /
+case "$body" in
+*'"state":"Not started"'*'"id"'* | *'"id":"e2e-api"'*) ok "GET / says Not started" ;;
+*) bad "GET / before boot: $body" ;;
+esac
+refuse PATCH /vm '{"state": "Paused"}'
+refuse PUT /actions '{"action_type": "InstanceStart"}'
+refuse PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "bogus": 1}'
+refuse PUT /machine-config '{"vcpu_count": 0, "mem_size_mib": 256}'
+refuse PUT /drives/rootfs '{"drive_id": "other", "path_on_host": "'"$root"'", "is_root_device": true, "is_read_only": false}'
+refuse PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "/nonexistent", "is_root_device": true, "is_read_only": false, "unknown": true}'
+refuse GET /no-such-path
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0"}'
+refuse PUT /actions 'not json'
+
+expect 204 PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "initrd_path": "'"$initrd"'", "boot_args": "console=ttyS0 reboot=k panic=1 pci=off microvm.test=api microvm.fio=/dev/vdb quiet"}'
+expect 204 PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 256}'
+expect 200 GET /machine-config
+expect 204 PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "'"$root"'", "is_root_device": true, "is_read_only": false}'
+expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$data"'", "is_root_device": false, "is_read_only": false}'
+expect 204 PUT /metrics '{"metrics_path": "'"$work/metrics.json"'"}'
+expect 200 GET /vm/config
+case "$body" in
+*'"drive_id":"rootfs"'*'"drive_id":"data"'*) ok "GET /vm/config lists both drives" ;;
+*) bad "GET /vm/config: $body" ;;
+esac
+expect 204 PUT /actions '{"action_type": "InstanceStart"}'
+expect 200 GET /
+case "$body" in
+*'"state":"Running"'*) ok "GET / says Running" ;;
+*) bad "GET / after InstanceStart: $body" ;;
+esac
+refuse PUT /boot-source '{"kernel_image_path": "'"$kernel"'"}'
+refuse PUT /actions '{"action_type": "InstanceStart"}'
+refuse PATCH /vm '{"state": "Sleeping"}'
+refuse PATCH /vm '{"state": "Resumed"}'
+
+if wait_for 'E2E-TICK 3' 1200; then
+	ok "guest ticking"
+else
+	bad "the guest never ticked"
+	tail -n 20 "$work/console" "$work/stderr"
+fi
+
+# Pause/resume cycles; every 10th checks the guest stands still.
+n=0 still=0 moved=0
+while [ $n -lt "$cycles" ]; do
+	call PATCH /vm '{"state": "Paused"}'
+	[ "$code" = 204 ] || bad "cycle $n: pause -> $code: $body"
+	if [ $((n % 10)) -eq 0 ]; then
+		sleep 0.3
+		t1=$(last_tick)
+		call GET /
+		case "$body" in *'"state":"Paused"'*) ;; *) bad "cycle $n: GET / while paused: $body" ;; esac
+		sleep 1
+		t2=$(last_tick)
+		[ "$t1" = "$t2" ] && still=$((still + 1)) ||
+			bad "cycle $n: ticks moved while paused ($t1 -> $t2)"
+	fi
+	call PATCH /vm '{"state": "Resumed"}'
+	[ "$code" = 204 ] || bad "cycle $n: resume -> $code: $body"
+	if [ $((n % 10)) -eq 0 ]; then
+		t1=$(last_tick)
+		j=0
+		while [ "$(last_tick)" = "$t1" ] && [ $j -lt 200 ]; do
+			sleep 0.1
+			j=$((j + 1))
+		done
+		[ "$(last_tick)" != "$t1" ] && moved=$((moved + 1)) ||
+			bad "cycle $n: ticks did not move after resume"
+	fi
+	n=$((n + 1))
+done
+ok "$n pause/resume cycles; still while paused $still times, moving after resume $moved times"
+
+expect 204 PUT /actions '{"action_type": "FlushMetrics"}'
+if grep -q '"block_data"' "$work/metrics.json" &&
+   grep -q '"utc_timestamp_ms"' "$work/metrics.json"; then
+	ok "metrics line: $(tail -c 300 "$work/metrics.json")"
+else
+	bad "metrics file: $(head -c 300 "$work/metrics.json")"
+fi
+
+# Drive swap: the data drive's image changes under the running guest.
+expect 204 PATCH /drives/data '{"drive_id": "data", "path_on_host": "'"$swap"'"}'
+grep -q 'virtio_blk.*vdb.*new size\|vdb: detected capacity change' \
+	"$work/console" && ok "the guest saw vdb's new capacity" || true
+refuse PATCH /drives/nodrive '{"drive_id": "nodrive", "path_on_host": "'"$swap"'"}'
+refuse PATCH /drives/data '{"drive_id": "data", "path_on_host": "/nonexistent"}'
+
+expect 204 PUT /actions '{"action_type": "SendCtrlAltDel"}'
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$pid" 2>/dev/null; then
+	bad "microvm still runs 120 s after SendCtrlAltDel"
+	kill -9 "$pid"
+fi
+wait "$pid"
+status=$?
+[ "$status" = 0 ] && ok "microvm exit status 0 after SendCtrlAltDel" ||
+	bad "microvm exit status $status after SendCtrlAltDel"
+# As Firecracker's, the socket stays once the guest booted (a confined
+# VMM removes no file); whoever started microvm removes it.
+rm -f "$sock"
+grep -q '^E2E-CAD' "$work/console" && ok "the guest saw Ctrl-Alt-Del" ||
+	bad "the guest never saw Ctrl-Alt-Del"
+grep '^E2E-FIO-ROUNDS\|^E2E-RESULT\|^E2E-ROOT\|^E2E-CMDLINE' "$work/console"
+grep -q '^E2E-RESULT: PASS' "$work/console" && ok "guest E2E-RESULT: PASS" ||
+	bad "guest did not report E2E-RESULT: PASS"
+echo "API-STDERR:"
+cat "$work/stderr"
+echo "API-SUMMARY: $fails failure(s)"
+[ $fails -eq 0 ]

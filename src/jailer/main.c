@@ -211,6 +211,13 @@ static void __attribute__((noreturn)) child_exec(struct jail_run *r,
 			 strerror(errno));
 		child_die();
 	}
+	/* Without --netns a new, empty network namespace (Firecracker's
+	 * jailer keeps the caller's): microvm reaches no network it was
+	 * not given. */
+	if (r->netns_fd < 0 && unshare(CLONE_NEWNET)) {
+		jail_err("new network namespace: %s", strerror(errno));
+		child_die();
+	}
 	if (r->null_fd >= 0 &&
 	    (setsid() < 0 || dup2(r->null_fd, STDIN_FILENO) < 0 ||
 	     dup2(r->null_fd, STDOUT_FILENO) < 0 ||

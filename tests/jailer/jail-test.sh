@@ -132,7 +132,7 @@ check_outside()
 		"/proc/$p/status" || fail "gids: $(grep Gid "/proc/$p/status")"
 	grep -q "^CapEff:[[:space:]]*0*\$" "/proc/$p/status" ||
 		fail "capabilities left: $(grep CapEff "/proc/$p/status")"
-	for ns in mnt pid ipc uts; do
+	for ns in mnt pid ipc uts net; do
 		a=$(readlink "/proc/$$/ns/$ns")
 		[ "$ns" = pid ] && a=$(readlink "/proc/$$/ns/pid")
 		b=$(readlink "/proc/$p/ns/$ns")

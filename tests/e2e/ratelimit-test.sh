@@ -5,6 +5,10 @@
 # the limit's full bucket, the IOPS fio measures in the guest must be N
 # within 10%, and --stats must count throttled requests on that disk (the
 # guest would have gone faster: the limit, not the emulator, set the pace).
+# The same boot then measures a disk without a limit: where the emulated
+# guest cannot reach 1.25 N there at all (a loaded host), a shortfall
+# below N is the emulator's, and the boot is tried once more, then the
+# test skips (77) saying so; an excess over N always fails.
 #
 # Usage: ratelimit-test.sh --microvm PATH --artifacts DIR [--iops N]
 #                          [--transport pci|mmio] [--runtime S]
@@ -53,6 +57,7 @@ truncate -s $((192 << 20)) "$work/root.raw"
 mkfs.ext4 -q -F -d "$dir" "$work/root.raw" || {
 	echo "ratelimit-test: FAIL: mkfs.ext4"; exit 1; }
 truncate -s $((32 << 20)) "$work/data.raw"
+truncate -s $((32 << 20)) "$work/free.raw"
 
 run_guest()
 {
@@ -62,30 +67,51 @@ run_guest()
 		--cmdline "console=ttyS0 quiet root=/dev/vda rl.ramp=3 rl.rt=$runtime" \
 		--disk "$work/root.raw,transport=$transport" \
 		--disk "$work/data.raw,cache=writeback,transport=$transport,iops=$iops" \
+		--disk "$work/free.raw,cache=writeback,transport=$transport" \
 		>"$work/out" 2>"$work/err"
 	status=$?
 }
-t0=$(date +%s)
-e2e_boot ratelimit-test "$work/err"
-echo "ratelimit-test: iops=$iops transport=$transport: status $status in $(( $(date +%s) - t0 )) s"
-[ "$status" = 77 ] && { echo "ratelimit-test: SKIP"; exit 77; }
-grep -a '^RL-' "$work/out"
-grep -a 'stats vdb' "$work/err"
 fail()
 {
 	echo "ratelimit-test: FAIL: $*"
 	tail -n 20 "$work/err" | sed 's/^/ratelimit-test: stderr: /'
 	exit 1
 }
-[ "$status" = 0 ] || fail "microvm exited with status $status"
-line=$(grep -a '^RL-GUEST: ' "$work/out" | tail -n 1)
-[ -n "$line" ] || fail "no RL-GUEST line from the guest"
-case "$line" in *"rc=0 "*) ;; *) fail "fio failed: $line" ;; esac
-got=$(echo "$line" | sed -n 's/.* iops=\([0-9.]*\) .*/\1/p')
-[ -n "$got" ] || fail "no iops in '$line'"
-awk -v g="$got" -v n="$iops" 'BEGIN { exit !(g >= 0.9 * n && g <= 1.1 * n) }' ||
-	fail "guest measured $got IOPS, limit $iops (10% allowed)"
+# iops_of TAG: the IOPS of the guest's "TAG: rc=0 iops=X ..." line
+# (fails the test when there is none or fio failed).
+iops_of()
+{
+	local v
+	v=$(grep -a "^$1: rc=0 " "$work/out" | tail -n 1 |
+	    sed -n 's/.* iops=\([0-9.][0-9.]*\) .*/\1/p')
+	[ -n "$v" ] || fail "no $1 line with fio's rc=0 and its iops from the guest"
+	eval "$2=\$v"
+}
+for try in 1 2; do
+	t0=$(date +%s)
+	e2e_boot ratelimit-test "$work/err"
+	echo "ratelimit-test: iops=$iops transport=$transport: status $status in $(( $(date +%s) - t0 )) s"
+	[ "$status" = 77 ] && { echo "ratelimit-test: SKIP"; exit 77; }
+	grep -a '^RL-' "$work/out"
+	grep -a 'stats vd[bc] queue' "$work/err"
+	[ "$status" = 0 ] || fail "microvm exited with status $status"
+	iops_of RL-GUEST got
+	iops_of RL-FREE free
+	awk -v g="$got" -v n="$iops" 'BEGIN { exit !(g <= 1.1 * n) }' ||
+		fail "guest measured $got IOPS, above the limit $iops by more than 10%"
+	awk -v g="$got" -v n="$iops" 'BEGIN { exit !(g >= 0.9 * n) }' && break
+	awk -v f="$free" -v n="$iops" 'BEGIN { exit !(f < 1.25 * n) }' ||
+		fail "guest measured $got IOPS at iops=$iops, below it by more than 10%, though it reached $free on a disk without a limit"
+	[ "$try" = 2 ] && {
+		echo "ratelimit-test: SKIP: the emulated guest reached only $free IOPS without a limit (twice), too slow here to show iops=$iops"
+		exit 77
+	}
+	e2e_count_retry ratelimit-test "the guest reached only $free IOPS without a limit and $got at iops=$iops: the emulator, not the limit, set the pace; booting again"
+done
 thr=$(grep -a 'stats vdb queue [0-9]* rate-limit: throttled' "$work/err" |
       awk '{ s += $NF } END { print s + 0 }')
 [ "$thr" -gt 0 ] || fail "vdb: no throttled requests in --stats"
-echo "ratelimit-test: PASS: guest measured $got IOPS at iops=$iops; $thr requests throttled"
+thr_free=$(grep -a 'stats vdc queue [0-9]* rate-limit: throttled' "$work/err" |
+	   awk '{ s += $NF } END { print s + 0 }')
+[ "$thr_free" = 0 ] || fail "vdc (no limit): $thr_free throttled requests"
+echo "ratelimit-test: PASS: guest measured $got IOPS at iops=$iops ($free without a limit); $thr requests throttled"

@@ -141,3 +141,6 @@ microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
 	util/evloop.c util/log.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})
 # The API's HTTP request parser, on its own (no socket, no thread).
 microvm_fuzz_target(fuzz_http api/http.c)
+# The API's routes and states over Firecracker's objects (fake actions).
+microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
+	api/http.c util/log.c ${MICROVM_FUZZ_FC_CONFIG} ${MICROVM_FUZZ_CONFINE})

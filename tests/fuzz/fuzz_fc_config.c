@@ -2,10 +2,11 @@
 /*
  * libFuzzer target for Firecracker's configuration objects
  * (src/api/fc_config*.c). The input is a sequence of requests separated
- * by NUL bytes; each request's first byte picks the call (PUT
+ * by NUL bytes; each request's first byte picks the call (modulo 8: PUT
  * /boot-source, PUT/PATCH /machine-config, PUT/PATCH /drives/{id}, PUT
- * /logger, PUT /metrics, a whole config file), its second the drive id,
- * and the rest is the JSON body. Promises checked (abort() on a broken
+ * /logger, PUT /metrics, a whole config file), its second the drive id
+ * (modulo 6, fuzz_ids), and the rest is the JSON body. Neither byte can
+ * be 0 (it ends the request): the seeds use the digits '0'-'7'. Promises checked (abort() on a broken
  * one): a refused request leaves GET /vm/config as it was; an accepted
  * config keeps its bounds (vCPUs, memory, at most 16 drives, one root);
  * GET /vm/config, loaded as a config file, gives the same JSON back; and

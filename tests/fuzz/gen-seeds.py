@@ -504,7 +504,9 @@ FC_ROOTFS, FC_D1, FC_D_2, FC_X, FC_BAD_ID = range(5)
 
 
 def fc_req(call, drive, body):
-    return bytes([call, drive]) + body.encode()
+    # ASCII digits: a 0 byte would end the request (48 % 8 and 48 % 6
+    # are 0, so '0' is call 0 and drive 0).
+    return bytes([0x30 + call, 0x30 + drive]) + body.encode()
 
 
 @target
@@ -556,6 +558,15 @@ def seeds_fc_config():
         "cpu-config": None, "balloon": None, "network-interfaces": [],
         "vsock": None, "logger": None, "metrics": None,
         "mmds-config": None, "entropy": None}, indent=1)))
+    # A second root device is refused, on a new id or an existing one.
+    root = ('{"drive_id":"%s","path_on_host":"/r","is_root_device":true}')
+    out("two_roots",
+        fc_req(FC_DRIVE, FC_ROOTFS, root % "rootfs"),
+        fc_req(FC_DRIVE, FC_D1, root.replace("true", "false") % "d1"),
+        fc_req(FC_DRIVE, FC_D1, root % "d1"),
+        fc_req(FC_DRIVE, FC_D_2, root % "d_2"),
+        fc_req(FC_FILE, FC_ROOTFS, '{"drives":[%s,%s]}' %
+               (root % "a", root % "b")))
     out("bad",
         fc_req(FC_MACHINE, FC_ROOTFS, '{"vcpu_count":-1,"mem_size_mib":'
                '99999999999999999999}'),

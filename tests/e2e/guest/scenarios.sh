@@ -250,10 +250,16 @@ scenario_evil()
 # is paused. Ctrl-Alt-Del (SIGINT to init, SendCtrlAltDel) ends it: the
 # current fio round finishes, the rounds and failures are reported, and
 # the guest reboots (reboot=k: through the keyboard controller), which
-# ends microvm with status 0.
+# ends microvm with status 0. Each round prints E2E-FIO-ROUND N bad B; a
+# drive of no sectors (a placeholder) is waited on until an image is
+# swapped in; microvm.rounds=N ends the guest so after N rounds, for a
+# VMM started without an API (tests/e2e/replay-test.sh).
 e2e_api_end()
 {
 	echo "E2E-CAD: ctrl-alt-del seen"
+	for b in /sys/block/vd*; do
+		echo "E2E-SIZE: ${b##*/} $(cat "$b/size")"
+	done
 	touch /tmp/api-stop
 	[ -n "$api_fio" ] && wait "$api_fio"
 	if [ -n "$api_fio" ]; then
@@ -271,7 +277,14 @@ e2e_api_end()
 
 e2e_api_fio()
 {
-	local dev=$1 n=0 bad=0
+	local dev=$1 n=0 bad=0 rounds
+	rounds=$(e2e_param rounds) || rounds=0
+	# A placeholder drive has no sectors until the host swaps an image
+	# in (PATCH /drives): wait for its capacity.
+	while [ "$(cat "/sys/block/${dev#/dev/}/size" 2>/dev/null)" = 0 ] &&
+	      [ ! -e /tmp/api-stop ]; do
+		sleep 0.1
+	done
 	while [ ! -e /tmp/api-stop ]; do
 		fio --name=api --filename="$dev" --rw=randwrite --bs=4k \
 			--size=2M --offset=$(( (n % 8) * 2 ))M --direct=1 \
@@ -281,6 +294,12 @@ e2e_api_fio()
 		n=$((n + 1))
 		echo $n >/tmp/api-rounds
 		echo $bad >/tmp/api-fails
+		echo "E2E-FIO-ROUND $n bad $bad"
+		# microvm.rounds=N: end the guest after N rounds (no API).
+		if [ "$rounds" -gt 0 ] && [ $n -ge "$rounds" ]; then
+			touch /tmp/api-stop
+			kill -INT $$
+		fi
 	done
 }
 
@@ -289,7 +308,13 @@ scenario_api()
 	local i=0 dev
 	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
 	echo "E2E-ROOT: $(grep '^[^ ]* / ' /proc/mounts | tail -n 1)"
+	dmesg | grep -iE 'i8042|serio|atkbd|keyboard' | sed 's/^/E2E-KBD: /'
+	# As an init does (busybox, systemd): Ctrl-Alt-Del becomes SIGINT
+	# to init rather than an immediate restart by the kernel.
+	echo 0 >/proc/sys/kernel/ctrl-alt-del
 	trap e2e_api_end INT
+	# A read-only root (Kata's image drive): fio's files go to a tmpfs.
+	touch /tmp/api-rw 2>/dev/null || mount -t tmpfs tmpfs /tmp
 	api_fio=
 	if dev=$(e2e_param fio); then
 		e2e_api_fio "$dev" &

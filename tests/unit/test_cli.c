@@ -672,6 +672,39 @@ static void test_fc_config_file(void)
 	free(no_boot);
 }
 
+/* GET /vm/config of a command-line configuration loads back the same. */
+static void test_cli_vm_config(void)
+{
+	static const char *const args[] = {
+		"--kernel", "k", "--cpus", "3", "--memory", "300M", "--disk",
+		"r.raw,serial=S,queues=2,queue-size=128,poll-us=0", "--disk",
+		"d.raw,readonly=on,cache=writeback,transport=mmio,engine=vhost",
+		NULL };
+	struct vm_config cfg, back;
+	char err[512], *json, *again, *path;
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), args), CLI_RUN);
+	json = fc_vm_config_json(&cfg);
+	CHECK(json != NULL);
+	path = write_config(json);
+	memset(&back, 0, sizeof(back));
+	CHECK_EQ(fc_load_config_file(&back, path, err, sizeof(err)), 0);
+	again = fc_vm_config_json(&back);
+	CHECK(again && !strcmp(json, again));
+	CHECK(back.cpus == 3 && back.memory == 300ULL << 20);
+	CHECK(!strcmp(back.cmdline, CLI_CMDLINE_ROOT_RW));
+	CHECK(back.nr_disks == 2 && !strcmp(back.disks[0].drive_id, "disk0"));
+	CHECK_EQ(back.disks[0].cache, CONFIG_CACHE_NONE);
+	CHECK_EQ(back.disks[0].transport, DISK_TRANSPORT_PCI);
+	CHECK_EQ(back.disks[1].engine, CONFIG_ENGINE_VHOST);
+	unlink(path);
+	free(path);
+	free(json);
+	free(again);
+	config_free(&back);
+	cli_free(&cfg);
+}
+
 /*
  * --version as Kata's fc.go reads it: the first line's second word, less
  * a leading 'v', must be a semantic version of at least 0.21.1.
@@ -723,6 +756,7 @@ int main(void)
 	test_fc_bad();
 	test_fc_api_modes();
 	test_fc_config_file();
+	test_cli_vm_config();
 	test_version();
 	return test_done();
 }

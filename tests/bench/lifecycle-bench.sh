@@ -13,7 +13,8 @@
 #   start_to_init_ms       InstanceStart (QEMU: -S, then "cont") to the
 #                          guest /init's console marker
 #   pause/resume           CYCLES round trips of PATCH /vm Paused/Resumed
-#                          (QEMU: "stop"/"cont") on one open connection
+#                          (QEMU: "stop"/"cont") on one open connection:
+#                          fastest, median and p90 of each run
 #   rss_kb, overhead_kb    Rss, and Rss minus the guest RAM mapping's, 3 s
 #                          after /init (guest and API idle); also for
 #                          microvm booted from its command line, no API
@@ -22,7 +23,8 @@
 #
 # Usage: lifecycle-bench.sh [--microvm BIN] [--artifacts DIR] [--runs N]
 #        [--cycles N] [--memory MIB] [--qemu BIN] [--records FILE]
-#        [--timeout S]
+#        [--timeout S] [--summarize RECORDS]
+# --summarize: no run; the tables from the records (--records) of one.
 # Stdout: every record, then "summary" lines and a Markdown table.
 # Exit: 0; 1 when a run failed; 77 when QEMU is missing.
 set -uo pipefail
@@ -39,6 +41,7 @@ mib=256
 qemu=$(command -v qemu-system-x86_64 || true)
 records=
 limit=
+summarize=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--qemu) qemu=$2; shift 2 ;;
 	--records) records=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
+	--summarize) summarize=$2; shift 2 ;;
 	*) echo "lifecycle-bench: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -59,46 +63,60 @@ for v in "runs:$runs" "cycles:$cycles" "memory:$mib"; do
 done
 [ "$cycles" -le 1000 ] ||
 	{ echo "lifecycle-bench: --cycles $cycles: at most 1000" >&2; exit 1; }
-[ -x "$microvm" ] || { echo "lifecycle-bench: no microvm at $microvm (build first)" >&2; exit 1; }
-[ -n "$qemu" ] && [ -x "$qemu" ] ||
-	{ echo "lifecycle-bench: SKIP: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }
-[ -f "$art/l2-initrd.cpio.gz" ] ||
-	{ echo "lifecycle-bench: no $art/l2-initrd.cpio.gz (tests/e2e/prepare.sh $art)" >&2; exit 1; }
-art=$(cd "$art" && pwd -P) || exit 1
-microvm=$(realpath "$microvm") || exit 1
-qemu=$(realpath "$qemu") || exit 1
+# bench_run: the nested run; its records land in $work/records.
+bench_run()
+{
+	[ -x "$microvm" ] || { echo "lifecycle-bench: no microvm at $microvm (build first)" >&2; exit 1; }
+	[ -n "$qemu" ] && [ -x "$qemu" ] ||
+		{ echo "lifecycle-bench: SKIP: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }
+	[ -f "$art/l2-initrd.cpio.gz" ] ||
+		{ echo "lifecycle-bench: no $art/l2-initrd.cpio.gz (tests/e2e/prepare.sh $art)" >&2; exit 1; }
+	art=$(cd "$art" && pwd -P) || exit 1
+	microvm=$(realpath "$microvm") || exit 1
+	qemu=$(realpath "$qemu") || exit 1
+
+	gcc -static -O2 -Wall -Wextra -Werror -o "$work/lifecycle-probe" \
+		"$HERE/lifecycle-probe.c" || exit 1
+	e2e_boottime_initrd "$art" "$work/initrd.cpio.gz" || exit 1
+	cp "$art/vmlinuz" "$work/vmlinuz" || exit 1
+
+	# What QEMU's microvm machine loads from its data directory.
+	qemu_share=$(realpath -q "$("$qemu" -L help 2>/dev/null | head -n 1)")
+	[ -d "$qemu_share" ] || qemu_share=/usr/share/qemu
+	qfiles=()
+	for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin kvmvapic.bin; do
+		[ -f "$qemu_share/$f" ] && qfiles+=("$qemu_share/$f")
+	done
+
+	echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
+		"load=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" \
+		"qemu=\"$("$qemu" --version | head -n 1)\"" \
+		"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)"
+	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --artifacts "$art" \
+		--timeout "${limit:-$((120 + runs * 200))}" -- \
+		"$HERE/lifecycle-l1.sh" "$runs" "$work/lifecycle-probe" "$microvm" \
+		"$qemu" "$work/vmlinuz" "$work/initrd.cpio.gz" "$mib" "$cycles" \
+		"${qfiles[@]}" 2>"$work/stderr" | tr -d '\r' | tee "$work/records"
+	status=${PIPESTATUS[0]}
+	grep -E '^run-guest: (mode|nested)' "$work/stderr" | sed 's/^/note /'
+	if [ "$status" -ne 0 ]; then
+		echo "lifecycle-bench: the run ended with status $status; stderr:" >&2
+		tail -n 40 "$work/stderr" >&2
+	fi
+	[ -z "$records" ] || cp "$work/records" "$records"
+}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lifecycle-bench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-gcc -static -O2 -Wall -Wextra -Werror -o "$work/lifecycle-probe" \
-	"$HERE/lifecycle-probe.c" || exit 1
-e2e_boottime_initrd "$art" "$work/initrd.cpio.gz" || exit 1
-cp "$art/vmlinuz" "$work/vmlinuz" || exit 1
-
-# What QEMU's microvm machine loads from its data directory.
-qemu_share=$(realpath -q "$("$qemu" -L help 2>/dev/null | head -n 1)")
-[ -d "$qemu_share" ] || qemu_share=/usr/share/qemu
-qfiles=()
-for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin kvmvapic.bin; do
-	[ -f "$qemu_share/$f" ] && qfiles+=("$qemu_share/$f")
-done
-
-echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
-	"load=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" \
-	"qemu=\"$("$qemu" --version | head -n 1)\"" \
-	"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)"
-MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --artifacts "$art" \
-	--timeout "${limit:-$((120 + runs * 200))}" -- \
-	"$HERE/lifecycle-l1.sh" "$runs" "$work/lifecycle-probe" "$microvm" \
-	"$qemu" "$work/vmlinuz" "$work/initrd.cpio.gz" "$mib" "$cycles" \
-	"${qfiles[@]}" 2>"$work/stderr" | tr -d '\r' | tee "$work/records"
-status=${PIPESTATUS[0]}
-grep -E '^run-guest: (mode|nested)' "$work/stderr" | sed 's/^/note /'
-if [ "$status" -ne 0 ]; then
-	echo "lifecycle-bench: the run ended with status $status; stderr:" >&2
-	tail -n 40 "$work/stderr" >&2
+if [ -n "$summarize" ]; then
+	# The tables again from the records of an earlier run.
+	cp "$summarize" "$work/records" || exit 1
+	c=$(sed -n 's/^note .* cycles=\([0-9]*\) .*/\1/p' "$work/records" | head -n 1)
+	cycles=${c:-$cycles}
+	status=0
+else
+	bench_run
 fi
-[ -z "$records" ] || cp "$work/records" "$records"
 
 # med VMM KEY: the median over the runs of KEY in VMM's lc records.
 med()
@@ -135,8 +153,10 @@ for row in "connect_ms:exec to control socket accepting, ms" \
 	"answer_ms:exec to first answer, ms" \
 	"cpu_ms:VMM CPU time at first answer, ms" \
 	"start_to_init_ms:start request to guest /init, ms" \
+	"pause_min_ms:pause round trip, fastest ms" \
 	"pause_med_ms:pause round trip, median ms" \
 	"pause_p90_ms:pause round trip, p90 ms" \
+	"resume_min_ms:resume round trip, fastest ms" \
 	"resume_med_ms:resume round trip, median ms" \
 	"resume_p90_ms:resume round trip, p90 ms" \
 	"overhead_kb:VMM Rss minus guest RAM, idle, KiB" \

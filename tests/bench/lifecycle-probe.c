@@ -16,8 +16,8 @@
  * none: PROGRAM boots at once (no control socket; memory only).
  * Output, one key=value record on stdout:
  *   lc vmm= run= connect_ms= answer_ms= cpu_ms= start_to_init_ms=
- *      pause_med_ms= pause_p90_ms= resume_med_ms= resume_p90_ms=
- *      rss_kb= overhead_kb= status=
+ *      pause_min_ms= pause_med_ms= pause_p90_ms= resume_min_ms=
+ *      resume_med_ms= resume_p90_ms= cycles= rss_kb= overhead_kb=
  * connect_ms: exec to the first accepted connect(); answer_ms: exec to the
  * first answer (QMP's greeting, or GET / answered); cpu_ms: the VMM's CPU
  * time (every thread, /proc/PID/task/{*}/schedstat) at that answer.
@@ -330,7 +330,8 @@ static void ctl_open(double t_exec, double *conn_ms, double *answer_ms,
 	*cpu = cpu_ms(child);
 }
 
-static double pause_resume(double *pause_p90, double *resume_med,
+static double pause_resume(double *pause_min, double *pause_p90,
+			   double *resume_min, double *resume_med,
 			   double *resume_p90)
 {
 	static double p[MAX_CYCLES], r[MAX_CYCLES];
@@ -345,8 +346,10 @@ static double pause_resume(double *pause_p90, double *resume_med,
 			    : ctl_call("cont", NULL, 0);
 	}
 	med = quantile(p, cycles, 0.5);
+	*pause_min = p[0]; /* sorted by quantile() */
 	*pause_p90 = quantile(p, cycles, 0.9);
 	*resume_med = quantile(r, cycles, 0.5);
+	*resume_min = r[0];
 	*resume_p90 = quantile(r, cycles, 0.9);
 	return med;
 }
@@ -396,7 +399,7 @@ static void parse_args(int argc, char **argv, int *first)
 int main(int argc, char **argv)
 {
 	double t_exec, t_start, conn = -1, answer = -1, cpu = -1, to_init;
-	double pmed = -1, p90 = -1, rmed = -1, r90 = -1;
+	double pmin = -1, pmed = -1, p90 = -1, rmin = -1, rmed = -1, r90 = -1;
 	unsigned long rss, over;
 	int first, status;
 
@@ -427,14 +430,14 @@ int main(int argc, char **argv)
 	console_drain();
 	rss_sample(child, &rss, &over);
 	if (strcmp(api, "none"))
-		pmed = pause_resume(&p90, &rmed, &r90);
+		pmed = pause_resume(&pmin, &p90, &rmin, &rmed, &r90);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 	printf("lc vmm=%s run=%u connect_ms=%.1f answer_ms=%.1f cpu_ms=%.1f "
-	       "start_to_init_ms=%.1f pause_med_ms=%.2f pause_p90_ms=%.2f "
-	       "resume_med_ms=%.2f resume_p90_ms=%.2f cycles=%u rss_kb=%lu "
-	       "overhead_kb=%lu\n", vmm, run_no, conn, answer, cpu, to_init,
-	       pmed, p90, rmed, r90, strcmp(api, "none") ? cycles : 0, rss,
-	       over);
+	       "start_to_init_ms=%.1f pause_min_ms=%.2f pause_med_ms=%.2f "
+	       "pause_p90_ms=%.2f resume_min_ms=%.2f resume_med_ms=%.2f "
+	       "resume_p90_ms=%.2f cycles=%u rss_kb=%lu overhead_kb=%lu\n",
+	       vmm, run_no, conn, answer, cpu, to_init, pmin, pmed, p90, rmin,
+	       rmed, r90, strcmp(api, "none") ? cycles : 0, rss, over);
 	return 0;
 }

@@ -15,6 +15,9 @@
 #   4. engine=vhost against engine=io_uring in one 1-vCPU L1 (guest-fio.sh
 #      with the vhost-blk module built for L1's kernel; section 5), the
 #      module's polling off (its default) and at 32 us;
+#   4b. the control plane against QEMU's QMP: socket ready, start to
+#      /init, pause/resume round trips, idle Rss with and without the API
+#      (lifecycle-bench.sh; section 6);
 #   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
@@ -24,7 +27,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,hold,boot,vhost   leave parts out (their old files stay)
+#   --skip device,guest,hold,boot,vhost,lifecycle   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -136,6 +139,14 @@ if want vhost; then
 		--vmms "microvm microvm-vhost microvm-vhost+poll-us=32" \
 		--vhost "$ko" --raw "$out/guest-fio-vhost.raw" \
 		>"$out/guest-fio-vhost.txt"
+fi
+
+if want lifecycle; then
+	log "control plane against QMP (lifecycle-bench.sh)"
+	"$root/tests/bench/lifecycle-bench.sh" \
+		--runs "$($quick && echo 1 || echo 5)" \
+		--cycles "$($quick && echo 5 || echo 20)" \
+		--records "$out/lifecycle.records" >"$out/lifecycle.txt"
 fi
 
 log "plots"

@@ -126,11 +126,8 @@ static uint64_t mono_ns(void)
 }
 
 int control_wait(struct control *c, int fd, uint64_t deadline_ns,
-		 unsigned int tick_ms, void (*tick)(void *opaque),
-		 void *opaque)
+		 struct control_tick *t)
 {
-	uint64_t next_tick = tick_ms ? mono_ns() + tick_ms * 1000000ull : 0;
-
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = fd, .events = POLLIN },
@@ -141,20 +138,26 @@ int control_wait(struct control *c, int fd, uint64_t deadline_ns,
 
 		if (deadline_ns && now >= deadline_ns)
 			return 0;
-		if (next_tick && now >= next_tick) {
-			tick(opaque);
-			next_tick = now + tick_ms * 1000000ull;
+		if (t && t->period_ms) {
+			if (!t->next_ns)
+				t->next_ns = now + t->period_ms * 1000000ull;
+			if (now >= t->next_ns) {
+				t->fn(t->opaque);
+				t->next_ns = now + t->period_ms * 1000000ull;
+			}
+			if (!until || t->next_ns < until)
+				until = t->next_ns;
 		}
-		if (next_tick && (!until || next_tick < until))
-			until = next_tick;
 		if (until)
 			ms = (int)((until - now + 999999) / 1000000);
 		if (poll(p, 2, ms) < 0 && errno != EINTR)
 			return 1;
 		if (p[0].revents)
 			return 1;
-		if (p[1].revents)
+		if (p[1].revents) {
 			control_serve(c);
+			return 2;
+		}
 	}
 }
 

@@ -9,7 +9,8 @@
  *
  *	control_open(&c, cfg->api_sock, &ctx);    // bind, before seccomp
  *	control_start(c);                          // the control thread
- *	control_wait(c, fd, deadline_ms, tick..);  // main: serve until fd
+ *	while (control_wait(c, fd, deadline, &tick) == 2)  // main serves
+ *		;                                   // until fd or deadline
  *	control_close(c);                          // stop, unlink the socket
  */
 #ifndef MICROVM_VMM_CONTROL_H
@@ -42,16 +43,25 @@ void control_keep_socket(struct control *c);
 /** control_start() - start the control thread. Return: 0 or -errno. */
 int control_start(struct control *c);
 
+/* A periodic call on main's loop (the metrics line). */
+struct control_tick {
+	unsigned int period_ms; /* 0: none */
+	void (*fn)(void *opaque);
+	void *opaque;
+	uint64_t next_ns;       /* CLOCK_MONOTONIC; 0: a period from now */
+};
+
 /**
- * control_wait() - answer API requests until @fd is readable (it is not
- * read) or @deadline_ns (CLOCK_MONOTONIC, 0: none) passes; every
- * @tick_ms (0: never) call @tick(@opaque).
- * Return: 1 when @fd became readable, 0 at the deadline.
+ * control_wait() - wait until @fd is readable (it is not read), the
+ * deadline @deadline_ns (CLOCK_MONOTONIC, 0: none) passes, or one API
+ * request was answered; calls @t's function when it is due (@t may be
+ * NULL). @c may be NULL (no API): then only @fd and the deadline count.
+ * Return: 1 when @fd became readable, 0 at the deadline, 2 after an
+ * API request (the caller looks at the machine's state and waits again).
  * Context: main thread.
  */
 int control_wait(struct control *c, int fd, uint64_t deadline_ns,
-		 unsigned int tick_ms, void (*tick)(void *opaque),
-		 void *opaque);
+		 struct control_tick *t);
 
 /**
  * control_close() - answer what still waits with a fault, stop the

@@ -560,7 +560,7 @@ static void metrics_tick(void *opaque)
 static int serve_preboot(void)
 {
 	while (atomic_load(&machine.state) == MACHINE_NOT_STARTED) {
-		if (control_wait(control, preboot_fd, 0, 0, NULL, NULL) &&
+		if (control_wait(control, preboot_fd, 0, NULL) == 1 &&
 		    atomic_load(&preboot_status) &&
 		    atomic_load(&machine.state) == MACHINE_NOT_STARTED)
 			return atomic_load(&preboot_status);
@@ -574,7 +574,9 @@ static int serve_preboot(void)
  */
 static int serve_running(unsigned int timeout_s)
 {
+	struct control_tick tick = { .fn = metrics_tick };
 	uint64_t deadline = 0;
+	int ret;
 
 	if (timeout_s) {
 		struct timespec ts;
@@ -584,9 +586,13 @@ static int serve_running(unsigned int timeout_s)
 			   (uint64_t)ts.tv_nsec +
 			   (uint64_t)timeout_s * 1000000000ull;
 	}
-	if (!control_wait(control, machine.vm.exit_fd, deadline,
-			  metrics_fd >= 0 ? METRICS_PERIOD_MS : 0,
-			  metrics_tick, NULL))
+	do {
+		/* PUT /metrics may come after boot (with --config-file). */
+		tick.period_ms = metrics_fd >= 0 ? METRICS_PERIOD_MS : 0;
+		ret = control_wait(control, machine.vm.exit_fd, deadline,
+				   &tick);
+	} while (ret == 2);
+	if (!ret)
 		vm_request_exit(&machine.vm, VM_EXIT_TIMEOUT,
 				"--timeout expired");
 	return atomic_load(&machine.vm.exit_status);

@@ -46,16 +46,18 @@ head -c $MIB /dev/urandom >ro-content
 e2e_disk_root "$art" "api-token-$$" ro-content $((160 * MIB)) root.raw ||
 	{ echo "api-test: building root.raw failed"; exit 1; }
 truncate -s $((32 * MIB)) data.raw
+truncate -s $((8 * MIB)) spare.raw
 truncate -s $((48 * MIB)) swap.raw
 
 start=$SECONDS
 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-2} \
 	"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 	--timeout 900 --disk-file "$work/root.raw" \
-	--disk-file "$work/data.raw" --disk-file "$work/swap.raw" \
+	--disk-file "$work/data.raw" --disk-file "$work/spare.raw" \
+	--disk-file "$work/swap.raw" \
 	--file "$curl" -- /bin/sh "$E2E_DIR/api-l1.sh" "$microvm" "$curl" \
 	"$art/vmlinuz" "$art/l2-initrd.cpio.gz" "$work/root.raw" \
-	"$work/data.raw" "$work/swap.raw" >out 2>err
+	"$work/data.raw" "$work/spare.raw" "$work/swap.raw" >out 2>err
 status=$?
 cat out
 echo "api-test: status $status after $((SECONDS - start)) s; stderr:"

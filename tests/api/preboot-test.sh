@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The API before boot, on any host (no KVM needed): microvm --api-sock,
+# driven by curl with Firecracker's requests. Checks the instance info,
+# each pre-boot object accepted (204) and read back (GET /vm/config,
+# /machine-config), wrong requests refused (400 with a fault_message)
+# without changing the configuration, post-boot requests refused before
+# boot, an InstanceStart that fails (a kernel that does not exist) as a
+# 400 naming it with the state still "Not started", a second socket on
+# the same path refused at startup, and SIGTERM ending microvm with 143
+# and the socket removed (nothing booted: main may still unlink).
+#
+# Usage: preboot-test.sh MICROVM    Exit: 0 pass, 1 fail, 77 without curl.
+set -uo pipefail
+microvm=$1
+command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/api-preboot.XXXXXX") || exit 1
+sock=$work/api.sock
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+call()
+{
+	local args=(-sS --unix-socket "$sock" -o "$work/body" -w '%{http_code}'
+		    -X "$1" "http://localhost$2" -H 'Accept: application/json')
+	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' -d "$3")
+	code=$(curl "${args[@]}")
+	body=$(cat "$work/body" 2>/dev/null)
+}
+expect()
+{
+	local want=$1
+	shift
+	call "$@"
+	[ "$code" = "$want" ] && ok "$1 $2 -> $code" ||
+		bad "$1 $2 -> $code (want $want): $body"
+}
+refuse()
+{
+	local before after
+	call GET /vm/config
+	before=$body
+	call "$@"
+	case "$code:$body" in
+	400:'{"fault_message":'*) ok "$1 $2 refused: $body" ;;
+	*) bad "$1 $2 -> $code (want 400 fault_message): $body" ;;
+	esac
+	call GET /vm/config
+	after=$body
+	[ "$before" = "$after" ] || bad "$1 $2 changed the configuration"
+}
+
+truncate -s 16M "$work/root.img" "$work/data.img"
+"$microvm" --api-sock "$sock" --id preboot-1 2>"$work/stderr" &
+pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+[ -S "$sock" ] && ok "socket up" || { bad "no socket"; exit 1; }
+
+expect 200 GET /
+[ "$body" = '{"id":"preboot-1","state":"Not started","vmm_version":"'"$("$microvm" --version | awk '{print $2}' | tr -d v)"'","app_name":"microvm"}' ] &&
+	ok "instance info: $body" || bad "instance info: $body"
+expect 200 GET /version
+expect 204 PUT /boot-source '{"kernel_image_path": "'"$work"'/no-such-kernel", "boot_args": "console=ttyS0 reboot=k panic=1 pci=off"}'
+expect 204 PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 1024}'
+expect 204 PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "'"$work"'/root.img", "is_root_device": true, "is_read_only": false}'
+expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$work"'/data.img", "is_root_device": false, "is_read_only": true, "rate_limiter": {"ops": {"size": 100, "refill_time": 1000}}}'
+expect 200 GET /machine-config
+case "$body" in *'"vcpu_count":2'*'"mem_size_mib":1024'*) ok "machine-config read back" ;; *) bad "machine-config: $body" ;; esac
+expect 200 GET /vm/config
+case "$body" in
+*'"drive_id":"rootfs"'*'"drive_id":"data"'*'"is_read_only":true'*) ok "vm/config has both drives" ;;
+*) bad "vm/config: $body" ;;
+esac
+refuse PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 1024, "bogus": 1}'
+refuse PUT /machine-config '{"vcpu_count": "two", "mem_size_mib": 1024}'
+refuse PUT /drives/x '{"drive_id": "y", "path_on_host": "/a", "is_root_device": false, "is_read_only": false}'
+refuse PUT /drives/other '{"drive_id": "other", "path_on_host": "/a", "is_root_device": true, "is_read_only": false}'
+refuse PATCH /vm '{"state": "Paused"}'
+refuse PATCH /drives/data '{"drive_id": "data", "path_on_host": "/a"}'
+refuse PUT /actions '{"action_type": "SendCtrlAltDel"}'
+refuse PUT /actions '{"action_type": "Reboot"}'
+refuse PUT /actions '{"action_type": "InstanceStart"'
+refuse PUT /vsock '{"guest_cid": 3, "uds_path": "/v.sock"}'
+refuse DELETE /drives/data
+refuse GET /nowhere
+# A body over the 51200-byte limit: 400, the connection closed.
+call PUT /boot-source "{\"boot_args\": \"$(head -c 60000 /dev/zero | tr '\0' a)\"}"
+[ "$code" = 400 ] && ok "oversized body refused" || bad "oversized body -> $code"
+expect 400 PUT /actions '{"action_type": "InstanceStart"}'
+case "$body" in *no-such-kernel*) ok "InstanceStart names the kernel: $body" ;; *) bad "InstanceStart: $body" ;; esac
+expect 200 GET /
+case "$body" in *'"state":"Not started"'*) ok "still Not started" ;; *) bad "after a failed start: $body" ;; esac
+# A second microvm on the same path is refused at once.
+"$microvm" --api-sock "$sock" 2>"$work/second.err"
+st=$?
+[ $st -ne 0 ] && grep -q "$sock" "$work/second.err" &&
+	ok "second socket refused ($st): $(cat "$work/second.err")" ||
+	bad "second microvm on the socket: status $st, $(cat "$work/second.err")"
+kill -TERM "$pid"
+wait "$pid"
+st=$?
+pid=
+[ $st -eq 143 ] && ok "SIGTERM: status 143" || bad "SIGTERM: status $st"
+[ -e "$sock" ] && bad "socket left after a run that never booted" ||
+	ok "socket removed"
+[ $fails -eq 0 ] || { cat "$work/stderr"; echo "preboot-test: $fails failure(s)"; exit 1; }
+echo "preboot-test: PASS"

@@ -531,7 +531,10 @@ int vm_pause_vcpus(struct vm *vm, unsigned int limit_ms)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&vm->park_cond, &vm->park_lock, &ts);
+		/* Parked while the lock was dropped: its signal is gone. */
+		if (vm->nr_parked < vm->nr_running)
+			pthread_cond_timedwait(&vm->park_cond,
+					       &vm->park_lock, &ts);
 		waited += VCPU_KICK_PERIOD_MS;
 	}
 	pthread_mutex_unlock(&vm->park_lock);

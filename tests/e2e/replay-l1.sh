@@ -75,6 +75,11 @@ wait_exit()
 		i=$((i + 1))
 	done
 	if kill -0 "$pid" 2>/dev/null; then
+		echo "microvm $pid still runs; its threads:"
+		for t in /proc/"$pid"/task/*; do
+			echo "  $(cat "$t/comm" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null) $(cut -d ' ' -f 3 "$t/stat" 2>/dev/null)"
+		done
+		grep -v '^E2E-TICK' "$work/console" | tail -n 8
 		kill -9 "$pid"
 		wait "$pid"
 		status=999

@@ -104,6 +104,8 @@ include(${E2E_DIR}/evil.cmake)
 include(${E2E_DIR}/seccomp.cmake)
 # The Firecracker-compatible API and the VM lifecycle on a real guest.
 include(${E2E_DIR}/api.cmake)
+# What Firecracker's clients (Kata, firecracker-go-sdk, flintlock) call.
+include(${E2E_DIR}/replay.cmake)
 # Crash consistency (SIGKILL mid-write) and host I/O faults.
 include(${E2E_DIR}/crash.cmake)
 # The real-guest benchmark's smoke run (label bench, not e2e: it measures,

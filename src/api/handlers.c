@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/config.h"
 #include "vmm/machine.h"
@@ -199,15 +200,65 @@ static void patch_machine_config(struct api_ctx *c, const char *id,
 					     err, sizeof(err)), err);
 }
 
+/* Can @path be opened as asked? Firecracker refuses a missing file at
+ * PUT time; so do we (before boot main may still look). */
+static int check_file(const char *what, const char *path, int mode,
+		      char *err, size_t errlen)
+{
+	if (!path || !access(path, mode))
+		return 0;
+	snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+	return -errno;
+}
+
+/*
+ * Apply @put to a copy of the configuration, check the files it names,
+ * and keep the copy only if both went well: a refusal changes nothing.
+ */
+static int put_checked(struct api_ctx *c, const char *id,
+		       const struct api_request *req, bool drive,
+		       char *err, size_t errlen)
+{
+	struct vm_config next;
+	int i, ret;
+
+	if (config_copy(&next, c->cfg)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = drive ? fc_put_drive(&next, id, req->body, req->body_len, err,
+				   errlen) :
+		      fc_put_boot_source(&next, req->body, req->body_len, err,
+					 errlen);
+	if (!ret && drive) {
+		i = fc_disk_index(&next, id);
+		if (i >= 0)
+			ret = check_file("drive", next.disks[i].path,
+					 next.disks[i].readonly ? R_OK :
+								  R_OK | W_OK,
+					 err, errlen);
+	} else if (!ret) {
+		ret = check_file("kernel", next.kernel, R_OK, err, errlen);
+		if (!ret)
+			ret = check_file("initrd", next.initrd, R_OK, err,
+					 errlen);
+	}
+	if (ret) {
+		config_free(&next);
+		return ret;
+	}
+	config_free(c->cfg);
+	*c->cfg = next;
+	return 0;
+}
+
 static void put_boot_source(struct api_ctx *c, const char *id,
 			    const struct api_request *req,
 			    struct api_response *r)
 {
 	char err[ERR_LEN] = "";
 
-	(void)id;
-	reply_set(r, fc_put_boot_source(c->cfg, req->body, req->body_len,
-					err, sizeof(err)), err);
+	reply_set(r, put_checked(c, id, req, false, err, sizeof(err)), err);
 }
 
 static void put_drive(struct api_ctx *c, const char *id,
@@ -215,8 +266,7 @@ static void put_drive(struct api_ctx *c, const char *id,
 {
 	char err[ERR_LEN] = "";
 
-	reply_set(r, fc_put_drive(c->cfg, id, req->body, req->body_len, err,
-				  sizeof(err)), err);
+	reply_set(r, put_checked(c, id, req, true, err, sizeof(err)), err);
 }
 
 static void patch_drive(struct api_ctx *c, const char *id,

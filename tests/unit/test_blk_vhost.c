@@ -790,6 +790,29 @@ static void test_pci(void)
 	CHECK_EQ(fk.log[find(VHOST_SET_VRING_BASE, at, 0)].val, 0);
 	CHECK_EQ(b->vhost.starts, 2);
 
+	/* Pause, no reset: the module stops and hands the rings' places
+	 * back; resume starts it from them (nothing replayed), each call
+	 * fd its vector's irqfd again, the driver's status untouched. */
+	for (q = 0; q < NQ; q++)
+		fk.ring_base[q] = (uint16_t)(700 + q);
+	at = fk.n;
+	virtio_dev_pause(&vdev);
+	CHECK_EQ(fk.log[at].req, VHOST_BLK_SET_BACKEND);
+	CHECK_EQ(fk.log[at].val, -1);
+	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), NQ);
+	CHECK(virtio_get_status(&vdev) & VIRTIO_STATUS_DRIVER_OK);
+	at = fk.n;
+	CHECK_EQ(virtio_dev_resume(&vdev), 0);
+	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 1);
+	for (q = 0; q < NQ; q++) {
+		int vb = find(VHOST_SET_VRING_BASE, at, (int)q);
+
+		CHECK(vb >= 0 && fk.log[vb].val == 700 + q);
+		CHECK_EQ(last_call(q), irqfd_of(q));
+	}
+	CHECK_EQ(b->vhost.starts, 3);
+	CHECK(!(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET));
+
 	/* Teardown stops the module and closes it. */
 	at = fk.n;
 	virtio_pci_destroy(&vp);

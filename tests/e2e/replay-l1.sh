@@ -360,6 +360,15 @@ replay_flintlock()
 		kill -TERM "$pid"
 		wait_exit 100
 	else
+		# Each of the config file's refusals on its own.
+		flintlock_config "$work/firecracker.cfg" true 0
+		try_start --id "$uid" --boot-timer --no-api \
+			--config-file "$work/firecracker.cfg" &&
+			{ kill -TERM "$pid"; wait_exit 100; }
+		flintlock_config "$work/firecracker.cfg" false 1
+		try_start --id "$uid" --boot-timer --no-api \
+			--config-file "$work/firecracker.cfg" &&
+			{ kill -TERM "$pid"; wait_exit 100; }
 		gap "the run goes on without --metadata and mmds-config, smt false"
 	fi
 	flintlock_config "$work/firecracker.cfg" false 0

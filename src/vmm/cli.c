@@ -122,6 +122,9 @@ static const char usage_text[] =
 "                      the largest API request body (default 51200)\n"
 "  --start-time-us N, --start-time-cpu-us N, --parent-cpu-time-us N\n"
 "                      the jailer's start times, for the boot metrics\n"
+"  --no-seccomp        as --seccomp off (Firecracker's spelling)\n"
+"  --metadata FILE     accepted for Firecracker's callers; microvm has no\n"
+"                      MMDS yet: a warning says the file is not served\n"
 "Without --kernel/--cmdline (API and config file), the defaults are\n"
 "Firecracker's: 1 vCPU, 128 MiB, boot_args \"" FC_DEFAULT_BOOT_ARGS "\"\n"
 "plus root= for the root drive; --memory still sets the memory.\n"
@@ -578,7 +581,7 @@ enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_API_SOCK, OPT_CONFIG_FILE, OPT_ID, OPT_NO_API, OPT_BOOT_TIMER,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
        OPT_SHOW_ORIGIN, OPT_METRICS_PATH, OPT_MAX_PAYLOAD, OPT_START_US,
-       OPT_START_CPU_US, OPT_PARENT_CPU_US };
+       OPT_START_CPU_US, OPT_PARENT_CPU_US, OPT_NO_SECCOMP, OPT_METADATA };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -611,6 +614,8 @@ static const struct option options[] = {
 	{ "start-time-us", required_argument, NULL, OPT_START_US },
 	{ "start-time-cpu-us", required_argument, NULL, OPT_START_CPU_US },
 	{ "parent-cpu-time-us", required_argument, NULL, OPT_PARENT_CPU_US },
+	{ "no-seccomp", no_argument, NULL, OPT_NO_SECCOMP },
+	{ "metadata", required_argument, NULL, OPT_METADATA },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -749,6 +754,11 @@ static int cli_fc_option(int opt, const char *arg, struct vm_config *cfg,
 	case OPT_PARENT_CPU_US:
 		return u64_option(opt, arg, 0, UINT64_MAX,
 				  &cfg->parent_cpu_time_us, err, errlen);
+	case OPT_NO_SECCOMP: /* firecracker-go-sdk's default passes it */
+		cfg->seccomp = CONFINE_OFF;
+		return 0;
+	case OPT_METADATA: /* flintlock always passes it */
+		return path_option(opt, arg, &cfg->metadata, err, errlen);
 	default:
 		return 1;
 	}

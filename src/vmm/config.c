@@ -37,6 +37,7 @@ void config_free(struct vm_config *cfg)
 	free(cfg->log_path);
 	free(cfg->log_module);
 	free(cfg->metrics_path);
+	free(cfg->metadata);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -72,6 +73,7 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	dst->kernel = dst->initrd = dst->cmdline = dst->console = NULL;
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
+	dst->metadata = NULL;
 	if (!dup_str(&dst->kernel, src->kernel) ||
 	    !dup_str(&dst->initrd, src->initrd) ||
 	    !dup_str(&dst->cmdline, src->cmdline) ||
@@ -82,7 +84,8 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	    !dup_str(&dst->id, src->id) ||
 	    !dup_str(&dst->log_path, src->log_path) ||
 	    !dup_str(&dst->log_module, src->log_module) ||
-	    !dup_str(&dst->metrics_path, src->metrics_path))
+	    !dup_str(&dst->metrics_path, src->metrics_path) ||
+	    !dup_str(&dst->metadata, src->metadata))
 		goto err_free;
 	for (i = 0; i < src->nr_disks && i < CONFIG_MAX_DISKS; i++) {
 		if (config_disk_copy(&dst->disks[i], &src->disks[i]))

@@ -112,6 +112,7 @@ struct vm_config {
 	bool log_show_origin;
 	char *log_module;
 	char *metrics_path;
+	char *metadata;     /* --metadata FILE (no MMDS yet: not served) */
 	bool metrics_emit_id;
 };
 

@@ -83,6 +83,11 @@ int control_open(struct control **out, const char *path,
 	return 0;
 }
 
+void control_set_max_body(struct control *c, size_t bytes)
+{
+	api_server_set_limits(c->srv, bytes, API_IDLE_MS_DEFAULT);
+}
+
 int control_listen_fd(const struct control *c)
 {
 	return api_server_listen_fd(c->srv);

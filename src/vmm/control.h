@@ -30,6 +30,9 @@ struct control;
 int control_open(struct control **out, const char *path,
 		 struct api_ctx *ctx, char *err, size_t errlen);
 
+/** control_set_max_body() - the largest request body (--http-api-max-payload-size). */
+void control_set_max_body(struct control *c, size_t bytes);
+
 /** control_listen_fd() - the API socket, for the control thread's filter. */
 int control_listen_fd(const struct control *c);
 

@@ -618,6 +618,8 @@ static int api_open(char *err, size_t errlen)
 	ret = control_open(&control, cfg.api_sock, &api_ctx, err, errlen);
 	if (ret)
 		return ret;
+	if (cfg.api_max_payload)
+		control_set_max_body(control, cfg.api_max_payload);
 	confine_control_listen_fd(control_listen_fd(control));
 	confine_policy_api(true); /* main's filter takes drive swaps */
 	return 0;
@@ -641,6 +643,9 @@ int main(int argc, char **argv)
 	}
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
+	if (cfg.metadata)
+		log_warn("--metadata %s: microvm has no MMDS yet; the guest "
+			 "does not get this file", cfg.metadata);
 	machine_reset(&machine);
 	thread_stack_default(); /* before the first thread */
 	preboot_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -115,5 +115,24 @@ pid=
 [ $st -eq 143 ] && ok "SIGTERM: status 143" || bad "SIGTERM: status $st"
 [ -e "$sock" ] && bad "socket left after a run that never booted" ||
 	ok "socket removed"
+# Firecracker's callers' flags: --no-seccomp (firecracker-go-sdk's
+# default), --metadata (flintlock's; no MMDS: a warning), and a payload
+# limit of 100 bytes.
+"$microvm" --api-sock "$sock" --no-seccomp --metadata /etc/hostname \
+	--http-api-max-payload-size 100 2>"$work/stderr2" &
+pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+expect 204 PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128}'
+call PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128, "smt": false, "track_dirty_pages": false, "huge_pages": "None", "cpu_template": "None"}'
+[ "$code" = 400 ] && ok "a body over --http-api-max-payload-size 100 refused" ||
+	bad "a 101+ byte body with a 100-byte limit -> $code"
+grep -q -- '--metadata /etc/hostname: microvm has no MMDS' "$work/stderr2" &&
+	ok "--metadata: $(head -n 1 "$work/stderr2")" ||
+	bad "--metadata warning: $(cat "$work/stderr2")"
+grep -q '^Seccomp:[[:space:]]*0' "/proc/$pid/status" &&
+	ok "--no-seccomp: no filter" || bad "--no-seccomp: $(grep Seccomp "/proc/$pid/status")"
+kill -TERM "$pid"
+wait "$pid"
+pid=
 [ $fails -eq 0 ] || { cat "$work/stderr"; echo "preboot-test: $fails failure(s)"; exit 1; }
 echo "preboot-test: PASS"

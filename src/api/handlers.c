@@ -325,23 +325,41 @@ static void put_metrics(struct api_ctx *c, const char *id,
 	reply_set(r, ret, err);
 }
 
+/*
+ * The body as one object with the one string field @key: its value
+ * (valid while *@o lives; the caller puts *@o), or NULL with the fault
+ * set and nothing to put.
+ */
+static const char *body_field(const struct api_request *req,
+			      struct api_response *r, const char *key,
+			      struct json_object **o)
+{
+	const char *v;
+
+	*o = body_object(req, r);
+	if (!*o)
+		return NULL;
+	v = only_string(*o, key, r);
+	if (!v) {
+		json_object_put(*o);
+		*o = NULL;
+	}
+	return v;
+}
+
 static void put_actions(struct api_ctx *c, const char *id,
 			const struct api_request *req, struct api_response *r)
 {
-	struct json_object *o = body_object(req, r);
 	enum machine_state st = state_of(c);
 	char err[ERR_LEN] = "";
+	struct json_object *o;
 	const char *action;
 	int ret;
 
 	(void)id;
-	if (!o)
+	action = body_field(req, r, "action_type", &o);
+	if (!action)
 		return;
-	action = only_string(o, "action_type", r);
-	if (!action) {
-		json_object_put(o);
-		return;
-	}
 	if (!strcmp(action, "InstanceStart")) {
 		if (st != MACHINE_NOT_STARTED)
 			ret = -EINVAL, snprintf(err, sizeof(err), "%s",
@@ -370,19 +388,15 @@ static void put_actions(struct api_ctx *c, const char *id,
 static void patch_vm(struct api_ctx *c, const char *id,
 		     const struct api_request *req, struct api_response *r)
 {
-	struct json_object *o = body_object(req, r);
 	char err[ERR_LEN] = "";
+	struct json_object *o;
 	const char *state;
 	int ret;
 
 	(void)id;
-	if (!o)
+	state = body_field(req, r, "state", &o);
+	if (!state)
 		return;
-	state = only_string(o, "state", r);
-	if (!state) {
-		json_object_put(o);
-		return;
-	}
 	if (!strcmp(state, "Paused")) {
 		ret = machine_pause(c->m, err, sizeof(err));
 	} else if (!strcmp(state, "Resumed")) {

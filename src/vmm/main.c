@@ -377,10 +377,14 @@ static void stats_close(void)
 static void install_signals(void)
 {
 	static sigset_t usr1;
+	static bool done;
 	pthread_t thread;
 
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	if (done)
+		return;
+	done = true;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -434,6 +438,9 @@ static int machine_boot(struct machine *m, char *err, size_t errlen)
 		machine_reset(m);
 		return ret;
 	}
+	/* Without the API the signal handlers and the stats thread come
+	 * only now: bad input is refused before any thread exists. */
+	install_signals();
 	if (m->metrics == NULL && metrics_init(m))
 		log_warn("metrics: out of memory");
 	atomic_store(&m->state, MACHINE_RUNNING);
@@ -663,7 +670,9 @@ int main(int argc, char **argv)
 		return VM_EXIT_STARTUP;
 	}
 	log_startup("seccomp filters prepared");
-	install_signals();
+	/* The API waits for InstanceStart: signals end that wait too. */
+	if (control)
+		install_signals();
 	if (control && control_start(control)) {
 		fail_startup("cannot start the API thread");
 		return VM_EXIT_STARTUP;

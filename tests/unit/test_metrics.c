@@ -317,6 +317,12 @@ static void test_confined(void)
 	if (pid == 0)
 		_exit(confined_child());
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	/* 125: confine_thread() could not install a filter (qemu-user
+	 * has no seccomp): nothing to check here. */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 125) {
+		printf("note: no seccomp here: confined case skipped\n");
+		return;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		fprintf(stderr, "confined child: status 0x%x\n", status);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -372,6 +372,7 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 		.engine = md->disk.engine,
 	};
 	struct disk nd, old;
+	bool parked;
 	char *copy;
 	int ret;
 
@@ -388,12 +389,24 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 		free(copy);
 		return ret;
 	}
+	/* The vCPUs park too (if running): no register write may start or
+	 * reset the device halfway through the swap. */
+	parked = atomic_load(&m->state) == MACHINE_RUNNING;
+	if (parked && vm_pause_vcpus(&m->vm, 5000)) {
+		snprintf(err, errlen, "drive %s: the vCPUs did not stop for the "
+			 "swap; nothing changed", dc->drive_id);
+		disk_close(&nd);
+		free(copy);
+		return -EBUSY;
+	}
 	virtio_dev_pause(&md->vdev);
 	ret = blk_dev_replace_file(md->blk, nd.fd, md->disk.fd);
 	if (ret) {
 		snprintf(err, errlen, "drive %s: cannot switch its queues to "
 			 "%s: %s", dc->drive_id, path, strerror(-ret));
 		virtio_dev_resume(&md->vdev);
+		if (parked)
+			vm_resume_vcpus(&m->vm);
 		disk_close(&nd);
 		free(copy);
 		return ret;
@@ -405,6 +418,8 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 	if (virtio_dev_resume(&md->vdev))
 		log_error("drive %s: not serving after the swap",
 			  dc->drive_id);
+	if (parked)
+		vm_resume_vcpus(&m->vm);
 	free(dc->path);
 	dc->path = copy;
 	log_info("drive %s: now %s, %llu bytes", dc->drive_id, path,

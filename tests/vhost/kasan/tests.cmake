@@ -13,7 +13,7 @@ set(STOP_STRESS ${CMAKE_CURRENT_LIST_DIR}/run.sh
 add_test(NAME e2e.vhost.stop_stress COMMAND ${STOP_STRESS} --widen 2000
 	--rounds 200 --guest-rounds 2 --seed 3)
 add_test(NAME e2e.vhost.stop_stress_old_caught COMMAND ${STOP_STRESS}
-	--rev ed5d0c1~1 --widen 2000 --rounds 200 --guest-rounds 0 --seed 3
+	--rev ed5d0c1~1 --widen 20000 --rounds 400 --guest-rounds 0 --seed 3
 	--expect report)
 set_tests_properties(e2e.vhost.stop_stress e2e.vhost.stop_stress_old_caught
 	PROPERTIES LABELS e2e SKIP_RETURN_CODE 77 TIMEOUT 900

@@ -372,7 +372,7 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 		.engine = md->disk.engine,
 	};
 	struct disk nd, old;
-	bool parked;
+	bool parked, held;
 	char *copy;
 	int ret;
 
@@ -391,6 +391,8 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 	}
 	/* The vCPUs park too (if running): no register write may start or
 	 * reset the device halfway through the swap. */
+	/* A paused machine's device is paused already and stays so. */
+	held = atomic_load(&m->state) == MACHINE_PAUSED;
 	parked = atomic_load(&m->state) == MACHINE_RUNNING;
 	if (parked && vm_pause_vcpus(&m->vm, 5000)) {
 		snprintf(err, errlen, "drive %s: the vCPUs did not stop for the "
@@ -404,7 +406,8 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 	if (ret) {
 		snprintf(err, errlen, "drive %s: cannot switch its queues to "
 			 "%s: %s", dc->drive_id, path, strerror(-ret));
-		virtio_dev_resume(&md->vdev);
+		if (!held)
+			virtio_dev_resume(&md->vdev);
 		if (parked)
 			vm_resume_vcpus(&m->vm);
 		disk_close(&nd);
@@ -415,7 +418,7 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 	md->disk = nd;
 	disk_close(&old); /* every request it took has completed */
 	blk_dev_disk_changed(md->blk);
-	if (virtio_dev_resume(&md->vdev))
+	if (!held && virtio_dev_resume(&md->vdev))
 		log_error("drive %s: not serving after the swap",
 			  dc->drive_id);
 	if (parked)

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,34 +460,6 @@ void vm_request_exit(struct vm *vm, int status, const char *reason)
 	if (eventfd_write(vm->exit_fd, 1) < 0)
 		log_error("exit eventfd: %s", strerror(errno));
 }
-
-int vm_wait(struct vm *vm, unsigned int timeout_s)
-{
-	struct pollfd pfd = { .fd = vm->exit_fd, .events = POLLIN };
-	struct timespec start, now;
-	int left_ms = -1;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		if (timeout_s) {
-			long long el;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			el = (now.tv_sec - start.tv_sec) * 1000LL +
-			     (now.tv_nsec - start.tv_nsec) / 1000000;
-			if (el >= timeout_s * 1000LL) {
-				vm_request_exit(vm, VM_EXIT_TIMEOUT,
-						"--timeout expired");
-				break;
-			}
-			left_ms = (int)(timeout_s * 1000LL - el);
-		}
-		if (poll(&pfd, 1, left_ms) > 0)
-			break;
-	}
-	return atomic_load(&vm->exit_status);
-}
-
 
 /* Kick every vCPU thread that is not parked out of KVM_RUN. */
 static void vm_kick_unparked(struct vm *vm)

@@ -5,7 +5,7 @@
  * what differs per architecture lives behind arch.h.
  *
  * Lifecycle: vm_open() -> vm_add_ram() -> devices register on the buses ->
- * vm_start_vcpus() -> vm_wait() returns the exit status -> vm_stop_vcpus()
+ * vm_start_vcpus() -> main waits on exit_fd (vmm/control.h) -> vm_stop_vcpus()
  * -> vm_close().
  */
 #ifndef MICROVM_VM_H
@@ -157,13 +157,6 @@ int vm_start_vcpus(struct vm *vm);
  * Context: any thread (vCPU, device, timer); async-signal-unsafe.
  */
 void vm_request_exit(struct vm *vm, int status, const char *reason);
-
-/**
- * vm_wait() - block until vm_request_exit() or @timeout_s seconds (0: no
- * limit) pass.  Return: the exit status (VM_EXIT_TIMEOUT on timeout).
- * Context: main thread.
- */
-int vm_wait(struct vm *vm, unsigned int timeout_s);
 
 /**
  * vm_stop_vcpus() - kick every vCPU out of KVM_RUN and join its thread,

@@ -24,27 +24,7 @@ while [ $# -gt 0 ]; do
 	*) echo "api-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-[ -n "$microvm" ] && [ -n "$art" ] ||
-	{ echo "api-test: --microvm and --artifacts are required" >&2; exit 1; }
-curl=$(command -v curl) ||
-	{ echo "api-test: SKIP: no curl (apt-get install curl)"; exit 77; }
-for tool in mkfs.ext4 fio; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "api-test: needs $tool (apt-get install e2fsprogs fio)" >&2
-		exit 1
-	}
-done
-art=$(cd "$art" && pwd -P) || exit 1
-microvm=$(realpath "$microvm") || exit 1
-work=$(mktemp -d "${TMPDIR:-/tmp}/api-test.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-head -c $MIB /dev/urandom >pattern-a
-head -c $MIB /dev/urandom >pattern-b
-head -c $MIB /dev/urandom >ro-content
-e2e_disk_root "$art" "api-token-$$" ro-content $((160 * MIB)) root.raw ||
-	{ echo "api-test: building root.raw failed"; exit 1; }
+e2e_api_setup api-test
 truncate -s $((32 * MIB)) data.raw
 truncate -s $((8 * MIB)) spare.raw
 truncate -s $((48 * MIB)) swap.raw

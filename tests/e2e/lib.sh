@@ -134,6 +134,38 @@ e2e_disk_root()
 	return $rc
 }
 
+# e2e_api_setup WHO: the start the API tests share (api-test.sh,
+# replay-test.sh), after their options set $microvm and $art: checks
+# both are given and that curl, mkfs.ext4 and fio are here; makes $art
+# and $microvm absolute paths; sets $curl; makes a work directory $work
+# (removed at exit) the current one and builds in it root.raw, the API
+# guest's 160 MiB root (e2e_disk_root). Exits 1 on bad usage or a
+# missing tool, 77 without curl.
+e2e_api_setup()
+{
+	local who=$1 tool mib=1048576
+	[ -n "$microvm" ] && [ -n "$art" ] ||
+		{ echo "$who: --microvm and --artifacts are required" >&2; exit 1; }
+	curl=$(command -v curl) ||
+		{ echo "$who: SKIP: no curl (apt-get install curl)"; exit 77; }
+	for tool in mkfs.ext4 fio; do
+		command -v "$tool" >/dev/null 2>&1 || {
+			echo "$who: needs $tool (apt-get install e2fsprogs fio)" >&2
+			exit 1
+		}
+	done
+	art=$(cd "$art" && pwd -P) || exit 1
+	microvm=$(realpath "$microvm") || exit 1
+	work=$(mktemp -d "${TMPDIR:-/tmp}/$who.XXXXXX") || exit 1
+	trap 'rm -rf "$work"' EXIT
+	cd "$work" || exit 1
+	head -c $mib /dev/urandom >pattern-a
+	head -c $mib /dev/urandom >pattern-b
+	head -c $mib /dev/urandom >ro-content
+	e2e_disk_root "$art" "$who-token-$$" ro-content $((160 * mib)) \
+		root.raw || { echo "$who: building root.raw failed"; exit 1; }
+}
+
 # e2e_vhost_wrap WHO ART KO: engine=vhost runs in L1 only (the module is
 # never loaded into this host's kernel). Sets vhost_wrap, the vhost-l1.sh
 # command that insmods L1's vhost core and KO before the program and

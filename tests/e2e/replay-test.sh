@@ -28,32 +28,12 @@ while [ $# -gt 0 ]; do
 	*) echo "replay-test: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-[ -n "$microvm" ] && [ -n "$art" ] ||
-	{ echo "replay-test: --microvm and --artifacts are required" >&2; exit 1; }
 case "$caller" in
 kata | gosdk | flintlock) ;;
 *) echo "replay-test: --caller '$caller': must be kata, gosdk or flintlock" >&2
    exit 1 ;;
 esac
-curl=$(command -v curl) ||
-	{ echo "replay-test: SKIP: no curl (apt-get install curl)"; exit 77; }
-for tool in mkfs.ext4 fio; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "replay-test: needs $tool (apt-get install e2fsprogs fio)" >&2
-		exit 1
-	}
-done
-art=$(cd "$art" && pwd -P) || exit 1
-microvm=$(realpath "$microvm") || exit 1
-work=$(mktemp -d "${TMPDIR:-/tmp}/replay-test.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-head -c $MIB /dev/urandom >pattern-a
-head -c $MIB /dev/urandom >pattern-b
-head -c $MIB /dev/urandom >ro-content
-e2e_disk_root "$art" "replay-token-$$" ro-content $((160 * MIB)) root.raw ||
-	{ echo "replay-test: building root.raw failed"; exit 1; }
+e2e_api_setup replay-test
 truncate -s $((32 * MIB)) data.raw
 
 # One nested run; e2e_boot (lib.sh) runs it again once, counted, when

@@ -2,7 +2,7 @@
 /*
  * The jail's file system: <base>/<exec name>/<id>/root with a private
  * copy of the exec file (so no two VMMs share its pages), and the move
- * into it: a private mount tree, the root bound on itself, pivot_root,
+ * into it: a slave mount tree, the root bound on itself, pivot_root,
  * the old root detached (so no path leads back to the host's files),
  * then the device nodes the VMM opens, made with mknod inside and owned
  * by the user it will run as.
@@ -244,9 +244,14 @@ int jail_enter(const char *root, const struct jail_devs *devs, uid_t uid,
 {
 	int ret;
 
-	/* Nothing below propagates back to the host's mount tree. */
-	ret = step(mount(NULL, "/", NULL, MS_PRIVATE | MS_REC, NULL),
-		   "making the mounts private at", "/");
+	/*
+	 * Slave, not private: nothing below propagates back to the host's
+	 * mount tree, but what the host binds into a shared jail root later
+	 * still reaches the jail (Kata hot-plugs a container's image by
+	 * binding it over a placeholder drive file, then PATCHes the drive).
+	 */
+	ret = step(mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL),
+		   "making the mounts slaves at", "/");
 	/* pivot_root needs the new root to be a mount point; MS_REC keeps
 	 * what the caller bound into the jail (images, FIFOs). */
 	if (!ret)

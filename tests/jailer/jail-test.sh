@@ -28,11 +28,17 @@
 #               the other file untouched
 #   exec-fail   a dynamic binary (no loader in the jail): the exec fails,
 #               the jailer exits 1 with one line naming it
+#   hotplug     the jail root bound on itself and made shared (as Kata
+#               makes it), a file bound over its placeholder drive_0
+#               after the start reaches the jail, and its unbind too
+#               (Kata's block hot-plug); runs in a mount namespace of
+#               its own, so nothing stays mounted here
 # Usage: jail-test.sh --jailer BIN --probe BIN [--workdir DIR] CASE
 # Exit: 0 pass, 1 fail, 77 skipped (not root, no namespaces, or the
 # cgroup hierarchy the case needs is absent).
 set -uo pipefail
 
+orig_args=("$@")
 jailer=
 probe=
 workdir=${TMPDIR:-/tmp}
@@ -56,6 +62,10 @@ skip()
 }
 [ "$(id -u)" = 0 ] || skip "needs root"
 unshare -m -p -f -i -u true 2>/dev/null || skip "no namespaces here"
+if [ "$case_" = hotplug ] && [ -z "${JAIL_TEST_MNTNS:-}" ]; then
+	JAIL_TEST_MNTNS=1 exec unshare -m --propagation private "$0" \
+		"${orig_args[@]}"
+fi
 
 mkdir -p "$workdir"
 work=$(mktemp -d "$workdir/jail-test.XXXXXX") || exit 1
@@ -73,6 +83,7 @@ cleanup()
 		rmdir "$d" 2>/dev/null
 	done
 	[ -z "${netns_file:-}" ] || umount "$netns_file" 2>/dev/null
+	[ -z "${bound_root:-}" ] || umount -l "$root" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -320,6 +331,24 @@ netns)
 	[ "$(stat -L -c %i "$netns_file")" = \
 	  "$(stat -L -c %i "/proc/$probe_pid/ns/net")" ] ||
 		fail "not in the --netns namespace"
+	;;
+hotplug)
+	mkdir -p "$root" && mount -o bind "$root" "$root" &&
+		mount --make-shared "$root" ||
+		skip "cannot make a shared bind mount here"
+	bound_root=1
+	echo placeholder >"$root/drive_0"
+	start -- --hold
+	echo image >"$work/image"
+	mount -o bind "$work/image" "$root/drive_0" ||
+		fail "binding the image over the placeholder"
+	seen=$(cat "/proc/$probe_pid/root/drive_0" 2>&1)
+	[ "$seen" = image ] ||
+		fail "the jail sees '$seen' at /drive_0, not the image bound over it"
+	umount "$root/drive_0"
+	seen=$(cat "/proc/$probe_pid/root/drive_0" 2>&1)
+	[ "$seen" = placeholder ] ||
+		fail "after the unbind the jail sees '$seen', not the placeholder"
 	;;
 signals)
 	# SIGTERM to the jailer reaches microvm (here the probe, whose

@@ -17,7 +17,7 @@ add_test(NAME jailer.bad_args COMMAND ${JAILER_TEST_DIR}/bad-args.sh
 set_tests_properties(jailer.bad_args PROPERTIES LABELS jailer
 	TIMEOUT 60)
 foreach(case basic new-pid-ns daemonize cgroup-v1 cgroup-v2
-		cgroup-v2-parent netns signals hardlink exec-fail)
+		cgroup-v2-parent netns signals hardlink exec-fail hotplug)
 	string(REPLACE "-" "_" tname ${case})
 	add_test(NAME jailer.${tname} COMMAND ${JAILER_TEST_DIR}/jail-test.sh
 		--jailer $<TARGET_FILE:microvm-jailer>

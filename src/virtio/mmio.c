@@ -252,9 +252,14 @@ static void mmio_write_locked(struct virtio_mmio *t, uint64_t off, uint32_t v)
 		/*
 		 * Valid indices are consumed by the ioeventfds; what reaches
 		 * here is out of range or arrived without them: kick the
-		 * queue's eventfd so the queue thread still sees it.
+		 * queue's eventfd so the queue thread still sees it. A
+		 * device with ops->kick has no ioeventfds: all come here.
 		 */
-		if (v < vdev->num_queues && vdev->queues[v].kick_fd >= 0)
+		if (v >= vdev->num_queues)
+			break;
+		if (vdev->ops->kick)
+			vdev->ops->kick(vdev, &vdev->queues[v]);
+		else if (vdev->queues[v].kick_fd >= 0)
 			evfd_signal(vdev->queues[v].kick_fd);
 		break;
 	case REG_INTERRUPT_ACK:
@@ -323,7 +328,8 @@ int virtio_mmio_init(struct virtio_mmio *t, struct virtio_dev *vdev,
 	ret = host->ops->irqfd(host->opaque, t->irq_fd, gsi, true);
 	if (ret)
 		goto err_irq;
-	for (i = 0; i < vdev->num_queues; i++) {
+	/* A device served in the vCPU thread takes QueueNotify there. */
+	for (i = 0; i < vdev->num_queues && !vdev->ops->kick; i++) {
 		struct virtio_queue *q = &vdev->queues[i];
 
 		q->kick_fd = evfd_new();

@@ -232,8 +232,14 @@ static void vpci_notify_write(struct virtio_pci *t, uint64_t off)
 	if (off % VIRTIO_PCI_NOTIFY_MULT || i >= t->vdev->num_queues)
 		return;
 	q = &t->vdev->queues[i];
-	if (q->kick_fd >= 0)
+	if (t->vdev->ops->kick) {
+		/* No ioeventfds: the device serves the queue right here. */
+		pthread_mutex_lock(&t->vdev->lock);
+		t->vdev->ops->kick(t->vdev, q);
+		pthread_mutex_unlock(&t->vdev->lock);
+	} else if (q->kick_fd >= 0) {
 		evfd_signal(q->kick_fd);
+	}
 }
 
 static void vpci_bar_access(void *opaque, uint64_t off, uint8_t *data,
@@ -297,6 +303,8 @@ static void vpci_ioevents_move(struct virtio_pci *t, uint64_t base)
 	if (base == PCI_BAR_UNMAPPED)
 		return;
 	for (i = 0; i < vdev->num_queues; i++) {
+		if (vdev->queues[i].kick_fd < 0)
+			continue; /* ops->kick: notifications in the vCPU */
 		ret = t->host.ops->ioeventfd(t->host.opaque,
 					     base + VIRTIO_PCI_NOTIFY_OFF +
 						     i * VIRTIO_PCI_NOTIFY_MULT,
@@ -484,7 +492,7 @@ static int vpci_kicks_open(struct virtio_dev *vdev)
 	unsigned int i;
 	int fd;
 
-	for (i = 0; i < vdev->num_queues; i++) {
+	for (i = 0; i < vdev->num_queues && !vdev->ops->kick; i++) {
 		fd = evfd_new();
 		if (fd < 0) {
 			vpci_kicks_close(vdev);

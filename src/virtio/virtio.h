@@ -133,6 +133,14 @@ struct virtio_dev_ops {
 	 */
 	void (*call_changed)(struct virtio_dev *vdev, struct virtio_queue *q,
 			     int fd);
+	/*
+	 * Optional, for a device with no queue thread (virtio-input): the
+	 * transport wires no ioeventfd (and makes no kick eventfd) for its
+	 * queues, and calls kick() for each notification of @q in the
+	 * thread that wrote it (a vCPU's), vdev->lock held. The device
+	 * ignores a kick while it is not running.
+	 */
+	void (*kick)(struct virtio_dev *vdev, struct virtio_queue *q);
 };
 
 /* What a transport implements; a const table per transport type. */

@@ -170,7 +170,9 @@ static const struct confine_rule vcpu_rules[] = {
  * the vCPU list above, and the vhost set-up ioctls below (no KVM_RUN).
  * A thread main starts inherits main's filter under its own, so main
  * also carries the I/O list (confine.c: inherited) and the disks'
- * discard ioctls. SendCtrlAltDel raises the keyboard interrupt.
+ * discard ioctls. SendCtrlAltDel raises the keyboard interrupt (x86:
+ * KVM_IRQ_LINE for the i8042; arm64: a write of the virtio-input
+ * keyboard's irqfd, under its mutex: write and futex, the base list).
  */
 static const unsigned long lifecycle_ioctls[] = {
 	KVM_IRQ_LINE,

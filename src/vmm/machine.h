@@ -174,8 +174,10 @@ int machine_patch_disk(struct machine *m, unsigned int index,
 
 /**
  * arch_machine_ctrl_alt_del() - press Ctrl-Alt-Del on the guest's
- * keyboard (x86: the i8042), for its orderly shutdown.
- * Return: 0, or -ENOTSUP where the machine has no such key.
+ * keyboard (x86: the i8042; arm64: the virtio-input keyboard the
+ * machine has when it serves the API), for its orderly shutdown.
+ * Return: 0, -ENOTSUP where the machine has no keyboard, or -ENODEV
+ * when the guest never drove it (arm64: no DRIVER_OK yet).
  * Context: main thread.
  */
 int arch_machine_ctrl_alt_del(struct machine *m);

@@ -520,10 +520,14 @@ static int act_ctrl_alt_del(void *opaque, char *err, size_t errlen)
 
 	(void)opaque;
 	ret = arch_machine_ctrl_alt_del(&machine);
-	if (ret)
-		snprintf(err, errlen, "SendCtrlAltDel: %s",
-			 ret == -ENOTSUP ? "this architecture has no "
-			 "keyboard controller" : strerror(-ret));
+	if (ret == -ENOTSUP)
+		snprintf(err, errlen, "SendCtrlAltDel: this microVM has no "
+			 "keyboard");
+	else if (ret == -ENODEV)
+		snprintf(err, errlen, "SendCtrlAltDel: the guest has no "
+			 "keyboard driver (virtio-input never set DRIVER_OK)");
+	else if (ret)
+		snprintf(err, errlen, "SendCtrlAltDel: %s", strerror(-ret));
 	return ret;
 }
 

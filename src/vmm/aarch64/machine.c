@@ -2,7 +2,8 @@
 /*
  * The arm64 machine's platform devices and boot: the PL011 console, the
  * PL031 wall clock, the guest exit and boot-time registers and the ECAM
- * PCI host, all on the MMIO bus at the addresses of layout.h; then the
+ * PCI host, all on the MMIO bus at the addresses of layout.h; with the
+ * API, a virtio-mmio keyboard after the disks (SendCtrlAltDel); then the
  * kernel and initrd
  * (boot_image.c), a device tree of what the machine has (dtb.c) in the
  * block the loader set aside, and vCPU 0's entry.
@@ -25,6 +26,8 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "vgic.h"
+#include "virtio/input.h"
+#include "virtio/mmio.h"
 #include "vmm/arch.h"
 #include "vmm/console.h"
 #include "vmm/machine.h"
@@ -46,6 +49,14 @@ struct arch_machine {
 	 */
 	struct pl031 rtc;
 	bool rtc_ready;
+	/*
+	 * The keyboard SendCtrlAltDel presses (the guest's VT keyboard
+	 * handler makes Ctrl-Alt-Del its ctrl_alt_del(), as the i8042's on
+	 * x86): only where an API can ask for it.
+	 */
+	struct virtio_input kbd;
+	struct virtio_mmio kbd_mmio;
+	bool kbd_ready;
 };
 
 static void machine_guest_exit(void *opaque, int status)
@@ -206,6 +217,54 @@ out:
 	return ret;
 }
 
+/*
+ * The keyboard on the virtio-mmio slot after the disks' (theirs do not
+ * move), registered for pause and resume; torn down by
+ * arch_machine_free().
+ */
+static int machine_kbd_attach(struct machine *m, struct arch_machine *a,
+			      char *err, size_t errlen)
+{
+	struct virtio_host host = { &vm_virtio_host_ops, &m->vm };
+	struct machine_mmio_dev *slot;
+	const char *what;
+	uint64_t base;
+	uint32_t gsi;
+	int ret;
+
+	what = "no virtio-mmio slot left";
+	ret = arch_mmio_slot(m->nr_mmio_devs, &base, &gsi);
+	if (ret)
+		goto fail;
+	what = "virtio-input";
+	ret = virtio_input_init(&a->kbd, &m->vm.mem, "kbd");
+	if (ret)
+		goto fail;
+	what = "virtio-mmio setup";
+	ret = virtio_mmio_init(&a->kbd_mmio, &a->kbd.vdev, &host, base, gsi);
+	if (ret)
+		goto err_input;
+	what = "MMIO window";
+	ret = bus_register(&m->vm.mmio, base, VIRTIO_MMIO_WINDOW,
+			   virtio_mmio_access, &a->kbd_mmio);
+	if (!ret)
+		ret = machine_add_dev(m, "kbd", &machine_virtio_dev_ops,
+				      &a->kbd.vdev);
+	if (ret)
+		goto err_mmio;
+	slot = &m->mmio_devs[m->nr_mmio_devs++];
+	*slot = (struct machine_mmio_dev){ base, VIRTIO_MMIO_WINDOW, gsi };
+	a->kbd_ready = true;
+	return 0;
+err_mmio:
+	virtio_mmio_destroy(&a->kbd_mmio);
+err_input:
+	virtio_input_destroy(&a->kbd);
+fail:
+	snprintf(err, errlen, "keyboard: %s: %s", what, strerror(-ret));
+	return ret;
+}
+
 int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 {
 	const struct vm_config *cfg = m->cfg;
@@ -229,6 +288,11 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 		.ram_size = ram[0].size,
 		.memory = m->vm.ram_size,
 	};
+	if (cfg->api_sock && !cfg->no_api && !m->arch->kbd_ready) {
+		ret = machine_kbd_attach(m, m->arch, err, errlen);
+		if (ret)
+			return ret;
+	}
 	memset(&st, 0, sizeof(st));
 	ret = arm64_boot_load(&m->vm.mem, &bc, &st, err, errlen);
 	if (ret)
@@ -269,6 +333,17 @@ void arch_machine_print_stats(struct machine *m, int fd)
 		boottime_print_stats(&m->arch->boottime, fd);
 	if (m->arch->uart_ready)
 		machine_console_print_stats(&m->arch->uart.h, fd);
+	if (m->arch->kbd_ready) {
+		struct virtio_input_stats ks;
+
+		virtio_input_get_stats(&m->arch->kbd, &ks);
+		dprintf(fd, "microvm: stats kbd: events-sent %llu dropped %llu "
+			"status %llu bad-buffers %llu\n",
+			(unsigned long long)ks.events_sent,
+			(unsigned long long)ks.events_dropped,
+			(unsigned long long)ks.status_msgs,
+			(unsigned long long)ks.bad_bufs);
+	}
 }
 
 void arch_machine_free(struct machine *m)
@@ -285,14 +360,19 @@ void arch_machine_free(struct machine *m)
 		boottime_destroy(&m->arch->boottime);
 	if (m->arch->rtc_ready)
 		pl031_destroy(&m->arch->rtc);
+	if (m->arch->kbd_ready) {
+		virtio_mmio_destroy(&m->arch->kbd_mmio);
+		virtio_input_destroy(&m->arch->kbd);
+	}
 	m->pci = NULL;
 	free(m->arch);
 	m->arch = NULL;
 }
 
-/* The arm64 machine has no keyboard: SendCtrlAltDel is refused. */
+/* Ctrl-Alt-Del on the virtio-input keyboard (virtio_input.h). */
 int arch_machine_ctrl_alt_del(struct machine *m)
 {
-	(void)m;
-	return -ENOTSUP;
+	if (!m->arch || !m->arch->kbd_ready)
+		return -ENOTSUP;
+	return virtio_input_ctrl_alt_del(&m->arch->kbd);
 }

@@ -18,65 +18,9 @@ cycles=${API_CYCLES:-50}
 work=${TMPDIR:-/tmp}/api-l1.$$
 mkdir -p "$work" || exit 1
 sock=$work/fc.sock
-fails=0
-ok() { echo "API-OK: $*"; }
-bad() { echo "API-FAIL: $*"; fails=$((fails + 1)); }
-
-# call METHOD PATH [BODY]: sets code and body (the answer's).
-call()
-{
-	if [ $# -ge 3 ]; then
-		code=$("$curl" -sS --unix-socket "$sock" -o "$work/body" \
-			-w '%{http_code}' -X "$1" "http://localhost$2" \
-			-H 'Accept: application/json' \
-			-H 'Content-Type: application/json' -d "$3")
-	else
-		code=$("$curl" -sS --unix-socket "$sock" -o "$work/body" \
-			-w '%{http_code}' -X "$1" "http://localhost$2" \
-			-H 'Accept: application/json')
-	fi
-	body=$(cat "$work/body" 2>/dev/null)
-}
-
-# expect CODE METHOD PATH [BODY]: the call must answer CODE.
-expect()
-{
-	want=$1
-	shift
-	call "$@"
-	if [ "$code" = "$want" ]; then
-		ok "$1 $2 -> $code"
-	else
-		bad "$1 $2 -> $code (want $want): $body"
-	fi
-}
-
-# refuse METHOD PATH [BODY]: a 400 with a fault_message.
-refuse()
-{
-	call "$@"
-	case "$code:$body" in
-	400:*fault_message*) ok "$1 $2 refused: $body" ;;
-	*) bad "$1 $2 -> $code (want 400 with fault_message): $body" ;;
-	esac
-}
-
-last_tick()
-{
-	sed -n 's/^E2E-TICK \([0-9]*\).*/\1/p' "$work/console" | tail -n 1
-}
-
-wait_for()
-{
-	i=0
-	while ! grep -q "$1" "$work/console" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt "$2" ] && return 1
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 0
-}
+API_TAG=API
+# shellcheck source=api-lib-l1.sh
+. "$(dirname "$0")/api-lib-l1.sh"
 
 "$microvm" --api-sock "$sock" --id e2e-api >"$work/console" \
 	2>"$work/stderr" </dev/null &
@@ -131,7 +75,7 @@ else
 fi
 
 # Pause/resume cycles; every 10th checks the guest stands still.
-n=0 still=0 moved=0
+n=0
 while [ $n -lt "$cycles" ]; do
 	if [ $((n % 10)) -ne 0 ]; then
 		# Up to the next checked cycle in one curl (--next): the
@@ -154,25 +98,9 @@ while [ $n -lt "$cycles" ]; do
 	fi
 	# Every 10th cycle: the guest stands still while paused, and
 	# moves again after the resume.
-	call PATCH /vm '{"state": "Paused"}'
-	[ "$code" = 204 ] || bad "cycle $n: pause -> $code: $body"
-	sleep 0.3
-	t1=$(last_tick)
-	call GET /
-	case "$body" in *'"state":"Paused"'*) ;; *) bad "cycle $n: GET / while paused: $body" ;; esac
-	sleep 1
-	t2=$(last_tick)
-	[ "$t1" = "$t2" ] && still=$((still + 1)) ||
-		bad "cycle $n: ticks moved while paused ($t1 -> $t2)"
-	call PATCH /vm '{"state": "Resumed"}'
-	[ "$code" = 204 ] || bad "cycle $n: resume -> $code: $body"
-	j=0
-	while [ "$(last_tick)" = "$t2" ] && [ $j -lt 200 ]; do
-		sleep 0.1
-		j=$((j + 1))
-	done
-	[ "$(last_tick)" != "$t2" ] && moved=$((moved + 1)) ||
-		bad "cycle $n: ticks did not move after resume"
+	api_pause "cycle $n"
+	api_held "cycle $n"
+	api_resume "cycle $n"
 	n=$((n + 1))
 done
 ok "$n pause/resume cycles; still while paused $still times, moving after resume $moved times"
@@ -198,23 +126,7 @@ refuse PATCH /drives/nodrive '{"drive_id": "nodrive", "path_on_host": "'"$swap"'
 refuse PATCH /drives/spare '{"drive_id": "spare", "path_on_host": "/nonexistent"}'
 sleep 2
 
-expect 204 PUT /actions '{"action_type": "SendCtrlAltDel"}'
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
-if kill -0 "$pid" 2>/dev/null; then
-	bad "microvm still runs 90 s after SendCtrlAltDel"
-	kill -9 "$pid"
-fi
-wait "$pid"
-status=$?
-[ "$status" = 0 ] && ok "microvm exit status 0 after SendCtrlAltDel" ||
-	bad "microvm exit status $status after SendCtrlAltDel"
-# As Firecracker's, the socket stays once the guest booted (a confined
-# VMM removes no file); whoever started microvm removes it.
-rm -f "$sock"
-grep -q '^E2E-CAD' "$work/console" && ok "the guest saw Ctrl-Alt-Del" ||
-	bad "the guest never saw Ctrl-Alt-Del"
-tr -d '\r' <"$work/console" >"$work/console.txt"
+api_end_cad
 grep '^E2E-FIO-ROUNDS\|^E2E-RESULT\|^E2E-ROOT\|^E2E-CMDLINE\|^E2E-KBD\|^E2E-SIZE' \
 	"$work/console.txt"
 # The metrics lines (deltas: FlushMetrics's, the 60 s ones, the one at

@@ -247,13 +247,15 @@ scenario_evil()
 # its root is the API's root drive (/dev/vda, root= from is_root_device);
 # fio write+verify rounds run on the data drive (microvm.fio=DEV) while
 # init prints a tick (E2E-TICK N) every 0.1 s, which stops while the VM
-# is paused. Ctrl-Alt-Del (SIGINT to init, SendCtrlAltDel) ends it: the
-# current fio round finishes, the rounds and failures are reported, and
-# the guest reboots (reboot=k: through the keyboard controller), which
-# ends microvm with status 0. Each round prints E2E-FIO-ROUND N bad B; a
-# drive of no sectors (a placeholder) is waited on until an image is
-# swapped in; microvm.rounds=N ends the guest so after N rounds, for a
-# VMM started without an API (tests/e2e/replay-test.sh).
+# is paused; microvm.fio=DEV,DEV... runs one such loop on each drive at
+# once (tests/e2e/api-pause-l1.sh). Ctrl-Alt-Del (SIGINT to init,
+# SendCtrlAltDel) ends it: the current fio rounds finish, each drive's
+# rounds and failures are reported (E2E-FIO-ROUNDS: R failed F on DEV),
+# and the guest reboots (reboot=k: through the keyboard controller),
+# which ends microvm with status 0. Each round prints E2E-FIO-ROUND N bad
+# B on DEV; a drive of no sectors (a placeholder) is waited on until an
+# image is swapped in; microvm.rounds=N ends the guest so after N rounds
+# of a drive, for a VMM started without an API (replay-test.sh).
 e2e_api_end()
 {
 	echo "E2E-CAD: ctrl-alt-del seen"
@@ -261,13 +263,15 @@ e2e_api_end()
 		echo "E2E-SIZE: ${b##*/} $(cat "$b/size")"
 	done
 	touch /tmp/api-stop
-	[ -n "$api_fio" ] && wait "$api_fio"
-	if [ -n "$api_fio" ]; then
-		r=$(cat /tmp/api-rounds 2>/dev/null || echo 0)
-		f=$(cat /tmp/api-fails 2>/dev/null || echo 0)
-		echo "E2E-FIO-ROUNDS: $r failed $f"
-		[ "$r" -gt 0 ] && [ "$f" -eq 0 ] || e2e_fail "fio: $r rounds, $f failed"
-	fi
+	[ -z "$api_fio" ] || wait $api_fio
+	for d in $api_devs; do
+		d=${d#/dev/}
+		r=$(cat "/tmp/api-rounds-$d" 2>/dev/null || echo 0)
+		f=$(cat "/tmp/api-fails-$d" 2>/dev/null || echo 0)
+		echo "E2E-FIO-ROUNDS: $r failed $f on $d"
+		[ "$r" -gt 0 ] && [ "$f" -eq 0 ] ||
+			e2e_fail "fio on $d: $r rounds, $f failed"
+	done
 	e2e_check_dmesg
 	e2e_report
 	reboot -f
@@ -277,7 +281,7 @@ e2e_api_end()
 
 e2e_api_fio()
 {
-	local dev=$1 n=0 bad=0 rounds
+	local dev=$1 n=0 bad=0 rounds name=${1#/dev/}
 	rounds=$(e2e_param rounds) || rounds=0
 	# A placeholder drive has no sectors until the host swaps an image
 	# in (PATCH /drives): wait for its capacity.
@@ -289,12 +293,12 @@ e2e_api_fio()
 		fio --name=api --filename="$dev" --rw=randwrite --bs=4k \
 			--size=2M --offset=$(( (n % 8) * 2 ))M --direct=1 \
 			--ioengine=psync --verify=crc32c --do_verify=1 \
-			--output=/tmp/api-fio.log >/dev/null 2>&1 ||
-			{ bad=$((bad + 1)); cat /tmp/api-fio.log; }
+			--output="/tmp/api-fio-$name.log" >/dev/null 2>&1 ||
+			{ bad=$((bad + 1)); cat "/tmp/api-fio-$name.log"; }
 		n=$((n + 1))
-		echo $n >/tmp/api-rounds
-		echo $bad >/tmp/api-fails
-		echo "E2E-FIO-ROUND $n bad $bad"
+		echo $n >"/tmp/api-rounds-$name"
+		echo $bad >"/tmp/api-fails-$name"
+		echo "E2E-FIO-ROUND $n bad $bad on $name"
 		# microvm.rounds=N: end the guest after N rounds (no API).
 		if [ "$rounds" -gt 0 ] && [ $n -ge "$rounds" ]; then
 			touch /tmp/api-stop
@@ -316,10 +320,11 @@ scenario_api()
 	# A read-only root (Kata's image drive): fio's files go to a tmpfs.
 	touch /tmp/api-rw 2>/dev/null || mount -t tmpfs tmpfs /tmp
 	api_fio=
-	if dev=$(e2e_param fio); then
+	api_devs=$(e2e_param fio | tr ',' ' ')
+	for dev in $api_devs; do
 		e2e_api_fio "$dev" &
-		api_fio=$!
-	fi
+		api_fio="$api_fio $!"
+	done
 	while :; do
 		echo "E2E-TICK $i"
 		i=$((i + 1))

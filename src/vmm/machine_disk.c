@@ -43,6 +43,18 @@ static const enum disk_cache cache_modes[] = {
 	[CONFIG_CACHE_UNSAFE] = DISK_CACHE_UNSAFE,
 };
 
+/* How many virtio-mmio slots the machine has (arch_mmio_slot()). */
+static unsigned int mmio_slot_count(void)
+{
+	unsigned int n = 0;
+	uint64_t base;
+	uint32_t gsi;
+
+	while (n < MACHINE_MAX_MMIO_DEVS && !arch_mmio_slot(n, &base, &gsi))
+		n++;
+	return n;
+}
+
 static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
 			    char *err, size_t errlen)
 {
@@ -52,10 +64,12 @@ static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
 	uint32_t gsi;
 	int ret;
 
-	ret = arch_mmio_slot(m->nr_mmio_devs, &base, &gsi);
+	ret = m->nr_mmio_devs < MACHINE_MAX_MMIO_DEVS ?
+		arch_mmio_slot(m->nr_mmio_devs, &base, &gsi) : -ENOSPC;
 	if (ret) {
-		snprintf(err, errlen, "disk %s: no virtio-mmio slot left",
-			 md->vdev.name);
+		snprintf(err, errlen,
+			 "disk %s: no virtio-mmio slot left (the machine has %u; use transport=pci for more disks)",
+			 md->vdev.name, mmio_slot_count());
 		return ret;
 	}
 	ret = virtio_mmio_init(&md->mmio, &md->vdev, &host, base, gsi);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests for the x86_64 ACPI tables. First pure checks that walk the
- * tables the way a guest does (RSDP -> XSDT -> FADT/MADT/MCFG -> DSDT) for
- * many configurations; then, independently, ACPICA's own tools: iasl
+ * Unit tests for the x86_64 ACPI tables and the virtio-mmio slot table
+ * they describe. First pure checks that walk the tables the way a guest
+ * does (RSDP -> XSDT -> FADT/MADT/MCFG -> DSDT) for many configurations; then, independently, ACPICA's own tools: iasl
  * disassembles every table and recompiles the DSDT, acpiexec loads them.
  * Without iasl the tool part is skipped (exit 77) after the pure checks.
  */
@@ -19,6 +19,7 @@
 #include "test.h"
 #include "acpi.h"
 #include "layout.h"
+#include "vmm/machine.h"
 
 #define GPA LAYOUT_ACPI_ADDR
 #define GUARD 64
@@ -76,10 +77,14 @@ static struct acpi_config make_config(unsigned int ncpus, bool pci,
 				   .nr_mmio = nr_mmio, .rtc = rtc };
 	unsigned int i;
 
+	/* The machine's own slots (arch_mmio_slot()); no GSI past them. */
 	for (i = 0; i < VIRTIO_MMIO_MAX_SLOTS; i++) {
 		mmio_devs[i].base = VIRTIO_MMIO_BASE + i * VIRTIO_MMIO_SLOT;
 		mmio_devs[i].size = VIRTIO_MMIO_SLOT;
-		mmio_devs[i].gsi = IRQ_VIRTIO_MMIO_FIRST + i;
+		mmio_devs[i].gsi = IOAPIC_NR_PINS;
+		if (i < X86_MMIO_SLOTS)
+			CHECK_EQ(arch_mmio_slot(i, &mmio_devs[i].base,
+						&mmio_devs[i].gsi), 0);
 	}
 	cfg.pvpanic_port = PORT_PVPANIC; /* as the machine has it */
 	cfg.pci.present = pci;
@@ -322,7 +327,8 @@ static int build_and_check(const struct acpi_config *cfg, size_t size,
 static void test_configs(void)
 {
 	static const unsigned int cpus[] = { 1, 2, 8, 64, 255 };
-	static const unsigned int nmmio[] = { 0, 1, 3, IRQ_VIRTIO_MMIO_COUNT };
+	static const unsigned int nmmio[] = { 0, 1, 3, IRQ_VIRTIO_MMIO_COUNT,
+					      X86_MMIO_SLOTS };
 	struct acpi_config cfg;
 	struct tables t;
 	size_t c, m, p;
@@ -362,13 +368,47 @@ static void test_enospc(void)
 	CHECK_EQ(bad, 0);
 }
 
+/*
+ * The slot table: X86_MMIO_SLOTS slots, slots 0-7 on GSIs 16..23 as
+ * before, each GSI an IOAPIC pin of its own that no platform device has
+ * (the PIT's 0 and 2, the keyboard's 1, COM1's 4, the RTC's 8), windows
+ * one after the other; then no more.
+ */
+static void test_mmio_slots(void)
+{
+	bool used[IOAPIC_NR_PINS] = { false };
+	unsigned int n;
+	uint64_t base;
+	uint32_t gsi;
+
+	CHECK_EQ(X86_MMIO_SLOTS, 19);
+	for (n = 0; n < X86_MMIO_SLOTS; n++) {
+		base = 0;
+		gsi = IOAPIC_NR_PINS;
+		CHECK_EQ(arch_mmio_slot(n, &base, &gsi), 0);
+		CHECK_EQ(base, VIRTIO_MMIO_BASE + n * VIRTIO_MMIO_SLOT);
+		if (n < IRQ_VIRTIO_MMIO_COUNT)
+			CHECK_EQ(gsi, IRQ_VIRTIO_MMIO_FIRST + n);
+		CHECK(gsi < IOAPIC_NR_PINS);
+		if (gsi >= IOAPIC_NR_PINS)
+			continue;
+		CHECK(!used[gsi]);
+		used[gsi] = true;
+		CHECK(gsi != 0 && gsi != 2 && gsi != IRQ_I8042_KBD &&
+		      gsi != IRQ_COM1 && gsi != IRQ_RTC);
+	}
+	CHECK_EQ(arch_mmio_slot(X86_MMIO_SLOTS, &base, &gsi), -ENOSPC);
+	CHECK_EQ(arch_mmio_slot(VIRTIO_MMIO_MAX_SLOTS, &base, &gsi), -ENOSPC);
+	CHECK_EQ(arch_mmio_slot(~0u, &base, &gsi), -ENOSPC);
+}
+
 static void test_einval(void)
 {
 	struct acpi_config cfg;
 	struct tables t;
 	int row;
 
-	for (row = 0; row < 17; row++) {
+	for (row = 0; row < 18; row++) {
 		cfg = make_config(2, true, 3, true, true);
 		switch (row) {
 		case 0:
@@ -399,7 +439,10 @@ static void test_einval(void)
 			mmio_devs[0].gsi = IRQ_COM1;
 			break;
 		case 16: /* the RTC's ISA IRQ 8 */
-			mmio_devs[0].gsi = 8;
+			mmio_devs[0].gsi = IRQ_RTC;
+			break;
+		case 17: /* the i8042 keyboard's ISA IRQ 1 */
+			mmio_devs[0].gsi = IRQ_I8042_KBD;
 			break;
 		case 7: /* two devices on one window */
 			mmio_devs[2].base = mmio_devs[1].base;
@@ -696,7 +739,7 @@ static int test_tools(void)
 		make_config(2, true, 3, true, true),
 		make_config(2, true, 1, false, false), /* no pvpanic */
 		make_config(64, true, 1, false, false),
-		make_config(255, false, IRQ_VIRTIO_MMIO_COUNT, false, true),
+		make_config(255, false, X86_MMIO_SLOTS, false, true),
 	};
 	bool acpiexec = on_path("acpiexec");
 	size_t i;
@@ -719,6 +762,7 @@ int main(void)
 {
 	int ret;
 
+	test_mmio_slots();
 	test_configs();
 	test_enospc();
 	test_einval();

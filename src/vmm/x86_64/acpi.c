@@ -75,7 +75,7 @@
 #define MADT_LAPIC_NMI 4
 #define MADT_LAPIC_NMI_LEN 6
 #define MADT_ALL_PROCESSORS 0xff
-#define MADT_IOAPIC_ID 0
+#define MADT_IOAPIC_ID IOAPIC_ID
 
 /* MCFG, PCI Firmware Specification 3.2 §4.1.2. */
 #define MCFG_REVISION 1
@@ -89,7 +89,6 @@
 #define COM1_PORTS 8
 #define RTC_PORT 0x70 /* the PC's CMOS RTC: index and data port */
 #define RTC_PORTS 2
-#define RTC_IRQ 8
 #define PVPANIC_PORTS 1
 #define STA_PRESENT_ENABLED_SHOWN_OK 0x0f /* _STA bits 0-3, ACPI 6.3 §6.3.7 */
 
@@ -295,7 +294,7 @@ static void acpi_dsdt_rtc(struct aml *a)
 	aml_name(a, "_CRS");
 	aml_resource_template_begin(a);
 	aml_io(a, RTC_PORT, RTC_PORT, 1, RTC_PORTS);
-	aml_irq_noflags(a, RTC_IRQ);
+	aml_irq_noflags(a, IRQ_RTC);
 	aml_end(a);
 	aml_end(a);
 }
@@ -477,8 +476,8 @@ static int acpi_check_pci(const struct acpi_pci_host *pci,
 
 /*
  * An edge-triggered, exclusive interrupt needs a pin of its own: not one
- * COM1, the RTC or the timer (ISA IRQ 0 on pin 2) has, nor another
- * device's.
+ * COM1, the i8042 keyboard, the RTC or the timer (ISA IRQ 0 on pin 2)
+ * has, nor another device's.
  */
 static bool acpi_gsi_free(const struct acpi_config *cfg, unsigned int i)
 {
@@ -486,7 +485,7 @@ static bool acpi_gsi_free(const struct acpi_config *cfg, unsigned int i)
 	unsigned int j;
 
 	if (gsi >= IOAPIC_NR_PINS || gsi == IRQ_COM1 || gsi == 0 || gsi == 2 ||
-	    (cfg->rtc && gsi == RTC_IRQ))
+	    gsi == IRQ_I8042_KBD || (cfg->rtc && gsi == IRQ_RTC))
 		return false;
 	for (j = 0; j < i; j++) {
 		if (cfg->mmio[j].gsi == gsi)

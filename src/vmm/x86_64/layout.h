@@ -16,6 +16,8 @@
 #define LAYOUT_EBDA_START 0x9fc00ULL       /* e820: RAM below, reserved */
 #define LAYOUT_ACPI_ADDR 0xe0000ULL        /* RSDP first, then tables */
 #define LAYOUT_ACPI_SIZE 0x10000ULL        /* up to 0xf0000 */
+#define LAYOUT_MPTABLE_ADDR 0xf0000ULL     /* MP floating pointer, table */
+#define LAYOUT_MPTABLE_SIZE 0xfff0ULL      /* up to the reset stub */
 #define LAYOUT_RESET_VECTOR 0xffff0ULL     /* f000:fff0, reset stub */
 #define LAYOUT_HIMEM_START 0x100000ULL     /* kernel loaded here */
 #define LAYOUT_BOOT_STACK 0x8ff0ULL
@@ -53,8 +55,20 @@
 /* Interrupts: GSIs on the in-kernel IOAPIC (24 pins). */
 #define IRQ_COM1 4
 #define IRQ_I8042_KBD 1                    /* the keyboard's ISA IRQ */
-#define IRQ_VIRTIO_MMIO_FIRST 16           /* 16..23, one per device */
-#define IRQ_VIRTIO_MMIO_COUNT 8
+#define IRQ_RTC 8                          /* the CMOS RTC's ISA IRQ */
 #define IOAPIC_NR_PINS 24
+#define IOAPIC_ID 0                        /* in the MADT and MP table */
+/*
+ * virtio-mmio slots, one GSI each (edge-triggered, active high): slots
+ * 0-7 on GSIs 16..23, then slots 8.. on the ISA lines no platform device
+ * uses, in the order IRQ_VIRTIO_MMIO_ISA lists them: never 0 (the PIT,
+ * on pin 2), 1 (i8042), 2, 4 (COM1) or 8 (RTC). arch_mmio_slot() hands
+ * them out.
+ */
+#define IRQ_VIRTIO_MMIO_FIRST 16
+#define IRQ_VIRTIO_MMIO_COUNT 8
+#define IRQ_VIRTIO_MMIO_ISA { 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 3 }
+#define IRQ_VIRTIO_MMIO_ISA_COUNT 11
+#define X86_MMIO_SLOTS (IRQ_VIRTIO_MMIO_COUNT + IRQ_VIRTIO_MMIO_ISA_COUNT)
 
 #endif

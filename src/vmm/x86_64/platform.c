@@ -205,11 +205,21 @@ void arch_msi_route(void *entry, uint64_t addr, uint32_t data,
 	e->u.msi.data = data;
 }
 
+/* GSIs of slots 8.. (layout.h). */
+static const uint8_t mmio_isa_gsi[] = IRQ_VIRTIO_MMIO_ISA;
+_Static_assert(sizeof(mmio_isa_gsi) == IRQ_VIRTIO_MMIO_ISA_COUNT,
+	       "IRQ_VIRTIO_MMIO_ISA_COUNT");
+_Static_assert(X86_MMIO_SLOTS <= VIRTIO_MMIO_MAX_SLOTS,
+	       "a register window per slot");
+
 int arch_mmio_slot(unsigned int n, uint64_t *base, uint32_t *gsi)
 {
-	if (n >= IRQ_VIRTIO_MMIO_COUNT || n >= VIRTIO_MMIO_MAX_SLOTS)
+	if (n >= X86_MMIO_SLOTS)
 		return -ENOSPC;
 	*base = VIRTIO_MMIO_BASE + n * VIRTIO_MMIO_SLOT;
-	*gsi = IRQ_VIRTIO_MMIO_FIRST + n;
+	if (n < IRQ_VIRTIO_MMIO_COUNT)
+		*gsi = IRQ_VIRTIO_MMIO_FIRST + n;
+	else
+		*gsi = mmio_isa_gsi[n - IRQ_VIRTIO_MMIO_COUNT];
 	return 0;
 }

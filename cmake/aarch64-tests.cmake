@@ -4,11 +4,12 @@
 # architectures share and of the arm64 pieces. A cross build runs them
 # under qemu-user (tests/cross-aarch64.sh).
 # Left out: the x86_64 machine's (ACPI, AML, the bzImage loader, and the
-# exit, boot-time and pvpanic devices as x86 wires them, to I/O ports, and
-# the CPUID topology) and test_vm, whose fake KVM answers x86_64's
-# register calls.
+# exit, boot-time and pvpanic devices as x86 wires them, to I/O ports,
+# the CPUID topology, the MP table and the acpi=off command line) and
+# test_vm, whose fake KVM answers x86_64's register calls.
 set(MICROVM_ARM64_NOT_BUILT test_acpi test_aml test_boot test_boottime
-	test_cpuid_topo test_exitdev test_pvpanic test_vm)
+	test_cpuid_topo test_exitdev test_mptable test_pvpanic test_vm
+	test_x86_cmdline)
 file(GLOB MICROVM_ARM64_UNIT_SOURCES CONFIGURE_DEPENDS tests/unit/test_*.c)
 foreach(src ${MICROVM_ARM64_UNIT_SOURCES})
 	get_filename_component(name ${src} NAME_WE)

@@ -3,8 +3,9 @@
  * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
  * i8042 reset line, the guest exit port and MMIO register, the boot-time
  * mark port and MMIO register, the pvpanic port, the ACPI power
- * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the kernel and the boot
- * vCPU's entry state.
+ * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the MP table at
+ * LAYOUT_MPTABLE_ADDR (for acpi=off), the final command line, the kernel
+ * and the boot vCPU's entry state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "acpi.h"
 #include "boot.h"
+#include "cmdline.h"
 #include "cpu.h"
 #include "devices/boottime.h"
 #include "devices/exitdev.h"
@@ -22,6 +24,7 @@
 #include "devices/pvpanic.h"
 #include "devices/serial.h"
 #include "layout.h"
+#include "mptable.h"
 #include "platform.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -202,6 +205,74 @@ static int machine_acpi(struct machine *m, char *err, size_t errlen)
 	return 0;
 }
 
+_Static_assert(LAYOUT_ACPI_ADDR + LAYOUT_ACPI_SIZE <= LAYOUT_MPTABLE_ADDR &&
+	       LAYOUT_MPTABLE_ADDR + LAYOUT_MPTABLE_SIZE <= LAYOUT_RESET_VECTOR,
+	       "the MP table lies between the ACPI tables and the reset stub");
+_Static_assert(MPTABLE_LEN(MPTABLE_MAX_CPUS) <= LAYOUT_MPTABLE_SIZE,
+	       "the MP table fits for the most vCPUs");
+
+/*
+ * The MP table, always written: Linux prefers the MADT while ACPI is on
+ * and reads this one with acpi=off.
+ */
+static int machine_mptable(struct machine *m, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	int ret;
+
+	buf = guest_mem_ptr(&m->vm.mem, LAYOUT_MPTABLE_ADDR,
+			    LAYOUT_MPTABLE_SIZE);
+	if (!buf) {
+		snprintf(err, errlen, "no guest RAM for the MP table");
+		return -ENOMEM;
+	}
+	ret = mptable_build(m->vm.ncpus, buf, LAYOUT_MPTABLE_SIZE,
+			    LAYOUT_MPTABLE_ADDR);
+	if (ret < 0) {
+		snprintf(err, errlen, "building the MP table for %u vCPUs: %s",
+			 m->vm.ncpus, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * The command line the guest gets: the configured one (--cmdline, the
+ * API's or the config file's boot_args), plus the virtio-mmio devices
+ * when it says acpi=off. *@out is malloc'd.
+ */
+static int machine_cmdline(struct machine *m, char **out, char *err,
+			   size_t errlen)
+{
+	struct cmdline_mmio devs[MACHINE_MAX_MMIO_DEVS];
+	unsigned int i;
+	char *line;
+	int ret;
+
+	for (i = 0; i < m->nr_mmio_devs; i++) {
+		devs[i].base = m->mmio_devs[i].base;
+		devs[i].size = m->mmio_devs[i].size;
+		devs[i].gsi = m->mmio_devs[i].gsi;
+	}
+	line = malloc(LAYOUT_CMDLINE_MAX);
+	if (!line) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = cmdline_add_mmio(m->cfg->cmdline, devs, m->nr_mmio_devs, line,
+			       LAYOUT_CMDLINE_MAX);
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "the kernel command line with acpi=off and its %u virtio-mmio devices (virtio_mmio.device=) is longer than the %llu bytes it may have",
+			 m->nr_mmio_devs,
+			 (unsigned long long)LAYOUT_CMDLINE_MAX - 1);
+		free(line);
+		return ret;
+	}
+	*out = line;
+	return 0;
+}
+
 int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 {
 	const struct vm_config *cfg = m->cfg;
@@ -212,14 +283,16 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 		.initrd = m->initrd,
 		.initrd_len = m->initrd_len,
 		.initrd_path = cfg->initrd,
-		.cmdline = cfg->cmdline,
 		.ram_size = m->vm.ram_size,
 		.rsdp_gpa = LAYOUT_ACPI_ADDR,
 	};
 	struct x86_boot_state st;
+	char *cmdline = NULL;
 	int ret;
 
 	ret = machine_acpi(m, err, errlen);
+	if (!ret)
+		ret = machine_mptable(m, err, errlen);
 	if (ret)
 		return ret;
 	ret = x86_platform_write_reset_stub(&m->vm.mem);
@@ -227,8 +300,13 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 		snprintf(err, errlen, "no guest RAM at the reset vector");
 		return ret;
 	}
+	ret = machine_cmdline(m, &cmdline, err, errlen);
+	if (ret)
+		return ret;
+	bc.cmdline = cmdline;
 	memset(&st, 0, sizeof(st));
 	ret = x86_boot_load(&m->vm.mem, &bc, &st, err, errlen);
+	free(cmdline);
 	if (ret)
 		return ret;
 	return x86_cpu_set_boot_state(&m->vm.vcpus[0], &st, err, errlen);

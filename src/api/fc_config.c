@@ -124,7 +124,8 @@ int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
 			    bool put, struct fc_ctx *c)
 {
 	uint64_t cpus = cfg->cpus, mib = cfg->memory >> 20;
-	bool smt = false, dirty = put ? false : cfg->track_dirty_pages;
+	bool smt = put ? false : cfg->smt;
+	bool dirty = put ? false : cfg->track_dirty_pages;
 	bool has_cpus = false, has_mem = false;
 	char arg[32], *memory_arg;
 	int ret = 0;
@@ -139,8 +140,6 @@ int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
 			has_mem = true;
 		} else if (!strcmp(key, "smt")) {
 			ret = v ? fc_get_bool(c, key, v, &smt) : 0;
-			if (!ret && smt)
-				ret = fc_fail(c, "smt true is not supported: microvm's vCPUs are not SMT siblings");
 		} else if (!strcmp(key, "track_dirty_pages")) {
 			ret = v ? fc_get_bool(c, key, v, &dirty) : 0;
 		} else if (!strcmp(key, "cpu_template") ||
@@ -155,6 +154,12 @@ int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
 	if (put && (!has_cpus || !has_mem))
 		return fc_fail(c, "%s is required",
 			       has_cpus ? "mem_size_mib" : "vcpu_count");
+	ret = config_check_smt((unsigned int)cpus, smt);
+	if (ret == -EOPNOTSUPP) /* Firecracker's words after ours */
+		return fc_fail(c, "smt true: Enabling simultaneous multithreading is not supported on aarch64.");
+	if (ret)
+		return fc_fail(c, "vcpu_count %llu with smt true: The number of vCPUs must be greater than 0, less than %d and must be 1 or an even number if SMT is enabled.",
+			       (unsigned long long)cpus, CONFIG_MAX_CPUS + 1);
 	snprintf(arg, sizeof(arg), "%lluM", (unsigned long long)mib);
 	if (!(memory_arg = strdup(arg)))
 		return oom(c);

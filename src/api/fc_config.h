@@ -48,7 +48,8 @@ int fc_put_boot_source(struct vm_config *cfg, const char *json, size_t len,
 
 /**
  * fc_put_machine_config() - PUT /machine-config: vcpu_count and
- * mem_size_mib (required), smt (false only), track_dirty_pages,
+ * mem_size_mib (required), smt (two threads per core: vcpu_count 1 or
+ * even, and not on aarch64, as Firecracker), track_dirty_pages,
  * cpu_template ("None" only), huge_pages ("None" only). Fields not given
  * return to their defaults.
  * Return/Context: as fc_put_boot_source().

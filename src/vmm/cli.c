@@ -40,7 +40,9 @@ static const char usage_text[] =
 "  --console FILE      guest console output to FILE (created or truncated)\n"
 "                      instead of stdout; stdin still reaches the guest,\n"
 "                      microvm's own messages stay on stderr\n"
-"  --cpus N            vCPUs, 1-254 (default 1)\n"
+"  --cpus N[,smt=on]   vCPUs, 1-254 (default 1); smt=on presents them as\n"
+"                      two threads per core (x86_64; N must be 1 or even),\n"
+"                      as Firecracker's machine-config \"smt\": true\n"
 "  --memory SIZE[,merge=on]\n"
 "                      guest RAM with K/M/G/T suffix, plain numbers are MiB\n"
 "                      (default " CONFIG_DEFAULT_MEMORY_ARG ");\n"
@@ -537,6 +539,50 @@ static int memory_keys(const char *arg, char *keys, struct vm_config *cfg,
 	return 0;
 }
 
+/* --cpus N[,smt=on|off]: the count, then Firecracker's smt rule. */
+static int cpus_option(const char *arg, struct vm_config *cfg, char *err,
+		       size_t errlen)
+{
+	const char *keys = strchr(arg, ',');
+	size_t len = keys ? (size_t)(keys - arg) : strlen(arg);
+	unsigned long n = 0;
+	bool smt = false;
+	char num[16];
+	int ret;
+
+	if (len < sizeof(num)) {
+		memcpy(num, arg, len);
+		num[len] = '\0';
+	}
+	if (len >= sizeof(num) || parse_uint(num, CONFIG_MAX_CPUS, &n) ||
+	    n == 0) {
+		snprintf(err, errlen, "--cpus %s: must be a number from 1 to %d",
+			 arg, CONFIG_MAX_CPUS);
+		return -EINVAL;
+	}
+	if (keys && (strncmp(keys, ",smt=", 5) ||
+		     parse_onoff(keys + 5, &smt))) {
+		snprintf(err, errlen,
+			 "--cpus %s: '%s' is not smt=on or smt=off", arg,
+			 keys + 1);
+		return -EINVAL;
+	}
+	ret = config_check_smt(n, smt);
+	if (ret == -EOPNOTSUPP)
+		snprintf(err, errlen,
+			 "--cpus %s: smt=on is not supported on this architecture (as Firecracker's aarch64)",
+			 arg);
+	else if (ret)
+		snprintf(err, errlen,
+			 "--cpus %s: smt=on needs 1 or an even number of vCPUs (two threads per core)",
+			 arg);
+	if (ret)
+		return ret;
+	cfg->cpus = n;
+	cfg->smt = smt;
+	return 0;
+}
+
 static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 			 size_t errlen)
 {
@@ -813,14 +859,7 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 	case OPT_CONSOLE:
 		return path_option(opt, arg, &cfg->console, err, errlen);
 	case OPT_CPUS:
-		if (parse_uint(arg, CONFIG_MAX_CPUS, &n) || n == 0) {
-			snprintf(err, errlen,
-				 "--cpus %s: must be a number from 1 to %d",
-				 arg, CONFIG_MAX_CPUS);
-			return -EINVAL;
-		}
-		cfg->cpus = n;
-		return 0;
+		return cpus_option(arg, cfg, err, errlen);
 	case OPT_MEMORY:
 		return memory_option(arg, cfg, err, errlen);
 	case OPT_DISK:

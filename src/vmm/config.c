@@ -10,6 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int config_check_smt(unsigned int cpus, bool smt)
+{
+	if (!smt)
+		return 0;
+#if defined(__aarch64__)
+	return -EOPNOTSUPP;
+#else
+	return cpus > 1 && cpus % 2 ? -EINVAL : 0;
+#endif
+}
+
 void config_disk_free(struct disk_config *d)
 {
 	free(d->spec);

@@ -84,7 +84,8 @@ struct vm_config {
 	uint64_t memory;
 	char *memory_arg;       /* --memory as typed, for messages */
 	bool memory_set;        /* --memory given (else a mode's default) */
-	bool smt;               /* machine-config smt (only false today) */
+	bool smt;               /* two threads per core (machine-config smt,
+				 * --cpus N,smt=on); config_check_smt() */
 	bool track_dirty_pages; /* machine-config track_dirty_pages */
 	bool memory_merge;      /* --memory ...,merge=on: KSM may merge RAM */
 	unsigned int timeout; /* seconds, 0: none */
@@ -115,6 +116,14 @@ struct vm_config {
 	char *metadata;     /* --metadata FILE (no MMDS yet: not served) */
 	bool metrics_emit_id;
 };
+
+/**
+ * config_check_smt() - Firecracker's rule for SMT: @cpus must be 1 or
+ * even with @smt, and aarch64 has no SMT to offer.
+ * Return: 0; -EINVAL for @smt with an odd @cpus above 1; -EOPNOTSUPP for
+ * @smt on aarch64. Context: any thread; pure.
+ */
+int config_check_smt(unsigned int cpus, bool smt);
 
 /** config_disk_free() - release the strings of @d and zero it. */
 void config_disk_free(struct disk_config *d);

@@ -216,6 +216,7 @@ static void undo_attach_disks(struct machine *m)
 
 static int step_vcpus(struct machine *m, char *err, size_t errlen)
 {
+	m->vm.smt = m->cfg->smt;
 	return vm_create_vcpus(&m->vm, m->cfg->cpus, err, errlen);
 }
 

@@ -81,6 +81,8 @@ struct vm {
 	struct bus pio;
 	struct bus mmio;
 	unsigned int ncpus;
+	bool smt;              /* two threads per core (x86 CPUID); set
+				* before vm_create_vcpus() */
 	struct vcpu *vcpus;
 	atomic_bool stopping;
 	atomic_int exit_status;

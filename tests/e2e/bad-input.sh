@@ -10,7 +10,7 @@
 set -uo pipefail
 
 CASES="missing_kernel unreadable_kernel random_kernel truncated_kernel
-arm64_kernel cpus_0 cpus_1000 memory_1K memory_99999G memory_abc
+arm64_kernel cpus_0 cpus_1000 cpus_3_smt memory_1K memory_99999G memory_abc
 unknown_option initrd_too_big no_kvm_device
 disk_missing disk_directory disk_locked disk_locked_readonly disk_locked_snapshot
 disk_unknown_key disk_readonly_maybe disk_queue_size_100 disk_queues_0
@@ -86,6 +86,11 @@ cpus_0 | cpus_1000)
 	args=(--kernel "$kernel" --cpus "$n")
 	patterns=("cpus" "(^|[^0-9])$n([^0-9]|$)")
 	;;
+cpus_3_smt)
+	# Firecracker's rule: SMT takes 1 or an even number of vCPUs.
+	args=(--kernel "$kernel" --cpus 3,smt=on)
+	patterns=("--cpus 3,smt=on" "even")
+	;;
 memory_*)
 	v=${case#memory_}
 	args=(--kernel "$kernel" --memory "$v")
@@ -155,8 +160,9 @@ config_file_two_roots | config_file_no_boot_source)
 		json="{$boot, \"network-interfaces\": [{\"iface_id\": \"eth0\", \"host_dev_name\": \"tap0\"}]}"
 		patterns=("network-interfaces" "no such device") ;;
 	config_file_smt)
-		json="{$boot, \"machine-config\": {\"vcpu_count\": 2, \"mem_size_mib\": 128, \"smt\": true}}"
-		patterns=("machine-config" "smt true is not supported") ;;
+		json="{$boot, \"machine-config\": {\"vcpu_count\": 3, \"mem_size_mib\": 128, \"smt\": true}}"
+		patterns=("machine-config" "vcpu_count 3 with smt true"
+			"1 or an even number if SMT is enabled") ;;
 	config_file_two_roots)
 		json="{$boot, \"drives\": [$root, ${root/rootfs/second}]}"
 		patterns=("drives\\[1\\] \"second\"" "is_root_device"

@@ -279,6 +279,24 @@ static const struct argv_row argv_rows[] = {
 	{ { "--kernel", "k", "--cpus", "0" }, CLI_ERROR, "--cpus 0" },
 	{ { "--kernel", "k", "--cpus", "1000" }, CLI_ERROR, "--cpus 1000" },
 	{ { "--kernel", "k", "--cpus", "two" }, CLI_ERROR, "--cpus two" },
+	{ { "--kernel", "k", "--cpus", "2,smt=maybe" }, CLI_ERROR,
+	  "--cpus 2,smt=maybe: 'smt=maybe' is not smt=on or smt=off" },
+	{ { "--kernel", "k", "--cpus", "2,numa=2" }, CLI_ERROR,
+	  "'numa=2' is not" },
+	{ { "--kernel", "k", "--cpus", "2," }, CLI_ERROR, "--cpus 2,: '' is" },
+	{ { "--kernel", "k", "--cpus", "0,smt=on" }, CLI_ERROR,
+	  "--cpus 0,smt=on: must be a number" },
+	{ { "--kernel", "k", "--cpus", "12345678901234567890,smt=on" },
+	  CLI_ERROR, "must be a number from 1 to 254" },
+#if defined(__aarch64__)
+	{ { "--kernel", "k", "--cpus", "2,smt=on" }, CLI_ERROR,
+	  "--cpus 2,smt=on: smt=on is not supported on this architecture" },
+#else
+	{ { "--kernel", "k", "--cpus", "3,smt=on" }, CLI_ERROR,
+	  "--cpus 3,smt=on: smt=on needs 1 or an even number of vCPUs" },
+	{ { "--kernel", "k", "--cpus", "253,smt=on" }, CLI_ERROR,
+	  "--cpus 253,smt=on" },
+#endif
 	{ { "--kernel", "k", "--memory", "1K" }, CLI_ERROR, "--memory 1K" },
 	{ { "--kernel", "k", "--memory", "abc" }, CLI_ERROR, "--memory abc" },
 	{ { "--kernel", "k", "--timeout", "0" }, CLI_ERROR, "--timeout 0" },
@@ -705,6 +723,36 @@ static void test_cli_vm_config(void)
 	cli_free(&cfg);
 }
 
+/* --cpus N,smt=on|off: the count and smt, GET /vm/config's "smt"; a
+ * later --cpus without it turns it off. */
+static void test_cpus_smt(void)
+{
+#if !defined(__aarch64__)
+	static const char *const four[] = { "--kernel", "k", "--cpus",
+					    "4,smt=on", NULL };
+	static const char *const one[] = { "--kernel", "k", "--cpus",
+					   "1,smt=on", NULL };
+	static const char *const again[] = { "--kernel", "k", "--cpus",
+					     "4,smt=on", "--cpus", "3", NULL };
+	struct vm_config cfg;
+	char err[256], *json;
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), four), CLI_RUN);
+	CHECK(cfg.cpus == 4 && cfg.smt);
+	json = fc_vm_config_json(&cfg);
+	CHECK(json && strstr(json, "\"vcpu_count\":4,") &&
+	      strstr(json, "\"smt\":true"));
+	free(json);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), one), CLI_RUN);
+	CHECK(cfg.cpus == 1 && cfg.smt);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), again), CLI_RUN);
+	CHECK(cfg.cpus == 3 && !cfg.smt);
+	cli_free(&cfg);
+#endif
+}
+
 /*
  * --version as Kata's fc.go reads it: the first line's second word, less
  * a leading 'v', must be a semantic version of at least 0.21.1.
@@ -757,6 +805,7 @@ int main(void)
 	test_fc_api_modes();
 	test_fc_config_file();
 	test_cli_vm_config();
+	test_cpus_smt();
 	test_version();
 	return test_done();
 }

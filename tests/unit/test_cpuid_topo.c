@@ -6,7 +6,10 @@
  * and without TOPOEXT) and an Intel host, whose host values describe
  * another machine. For 1 to 255 vCPUs every vCPU must come out in
  * package 0 with a core of its own, one thread per core, and the same
- * last-level cache ID; the caches below it private.
+ * last-level cache ID; the caches below it private. With SMT (1 or an
+ * even count), vCPUs 2k and 2k + 1 are the two threads of core k and
+ * share the caches below the last level; an AMD table without
+ * TopologyExtensions gets the feature and its leaf 0x8000001e.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -105,7 +108,8 @@ static unsigned int order(unsigned int n)
 /* What a guest derives for one vCPU. */
 struct view {
 	unsigned int pkg, core, threads_per_core, llc;
-	unsigned int private_levels_shared; /* largest sharing below LLC */
+	unsigned int private_share; /* largest sharing below the LLC; 0:
+				     * no cache leaf */
 	bool ok;
 };
 
@@ -124,8 +128,8 @@ static void caches(const struct table *t, unsigned int fn, unsigned int apic,
 
 		if (((e->eax >> 5) & 7) == top)
 			llc_share = share;
-		else if (share > v->private_levels_shared)
-			v->private_levels_shared = share;
+		else if (share > v->private_share)
+			v->private_share = share;
 	}
 	CHECK(llc_share > 0);
 	v->llc = apic >> order(llc_share);
@@ -155,21 +159,58 @@ static struct view amd_view(const struct table *t, unsigned int apic,
 	return v;
 }
 
-/* AMD with TOPOEXT: 0x8000001e and 0x8000001d (amd_get_topology()). */
+/* Leaf 0xb as Linux's detect_extended_topology() reads it (Intel, and
+ * AMD with TOPOEXT): threads per core and the core ID. */
+static void ext_view(const struct table *t, unsigned int fn,
+		     unsigned int apic, struct view *v)
+{
+	const struct kvm_cpuid_entry2 *s0 = get(t, fn, 0), *s1 = get(t, fn, 1),
+				      *s2 = get(t, fn, 2);
+
+	v->ok = s0 && s1 && s2;
+	if (!v->ok)
+		return;
+	CHECK_EQ((s0->ecx >> 8) & 0xff, 1); /* SMT */
+	CHECK_EQ((s1->ecx >> 8) & 0xff, 2); /* core */
+	CHECK_EQ((s2->ecx >> 8) & 0xff, 0); /* the end */
+	CHECK(s0->ebx != 0);
+	CHECK_EQ(s0->edx, apic);
+	CHECK_EQ(s1->edx, apic);
+	CHECK((1u << (s0->eax & 0x1f)) >= (s0->ebx & 0xffff));
+	CHECK((s1->eax & 0x1f) >= (s0->eax & 0x1f));
+	v->threads_per_core = s0->ebx & 0xffff;
+	v->core = (apic & ((1u << (s1->eax & 0x1f)) - 1)) >> (s0->eax & 0x1f);
+	v->pkg = apic >> (s1->eax & 0x1f);
+}
+
+/* AMD with TOPOEXT: 0x8000001e and 0x8000001d (amd_get_topology());
+ * family 0x17 on takes the core ID from 0x8000001e, earlier ones from
+ * leaf 0xb: both must agree. */
 static struct view amd_topoext_view(const struct table *t, unsigned int apic,
 				    unsigned int ncpus)
 {
 	const struct kvm_cpuid_entry2 *e = get(t, 0x8000001e, 0);
-	struct view v = amd_view(t, apic, ncpus);
+	const struct kvm_cpuid_entry2 *x = get(t, 0x80000000, 0);
+	const struct kvm_cpuid_entry2 *e1 = get(t, 0x80000001, 0);
+	struct view v = amd_view(t, apic, ncpus), vb = { 0 };
 
-	CHECK(e != NULL);
-	if (!e)
+	CHECK(e != NULL && x != NULL && e1 != NULL);
+	if (!e || !x || !e1)
 		return v;
+	CHECK(e1->ecx & (1u << 22));
+	CHECK(x->eax >= 0x8000001e);
 	CHECK_EQ(e->eax, apic);
 	v.core = e->ebx & 0xff;
 	v.threads_per_core = ((e->ebx >> 8) & 0xff) + 1;
 	CHECK_EQ(e->ecx & 0x7ff, 0); /* node 0 of 1 */
-	caches(t, 0x8000001d, apic, &v);
+	if (get(t, 0x8000001d, 0))
+		caches(t, 0x8000001d, apic, &v);
+	ext_view(t, 0xb, apic, &vb);
+	if (vb.ok) {
+		CHECK_EQ(vb.core, v.core);
+		CHECK_EQ(vb.threads_per_core, v.threads_per_core);
+		CHECK_EQ(vb.pkg, v.pkg);
+	}
 	return v;
 }
 
@@ -177,87 +218,90 @@ static struct view amd_topoext_view(const struct table *t, unsigned int apic,
 static struct view intel_view(const struct table *t, unsigned int fn,
 			      unsigned int apic)
 {
-	const struct kvm_cpuid_entry2 *s0 = get(t, fn, 0), *s1 = get(t, fn, 1),
-				      *s2 = get(t, fn, 2);
-	struct view v = { .ok = s0 && s1 && s2 };
+	struct view v = { 0 };
+	unsigned int cores;
 
+	ext_view(t, fn, apic, &v);
 	if (!v.ok)
 		return v;
-	CHECK_EQ((s0->ecx >> 8) & 0xff, 1); /* SMT */
-	CHECK_EQ((s1->ecx >> 8) & 0xff, 2); /* core */
-	CHECK_EQ((s2->ecx >> 8) & 0xff, 0); /* the end */
-	CHECK(s0->ebx != 0);
-	CHECK_EQ(s0->edx, apic);
-	CHECK_EQ(s1->edx, apic);
-	v.threads_per_core = s0->ebx & 0xffff;
-	v.core = (apic & ((1u << (s1->eax & 0x1f)) - 1)) >> (s0->eax & 0x1f);
-	v.pkg = apic >> (s1->eax & 0x1f);
 	caches(t, 4, apic, &v);
-	CHECK(((get(t, 4, 0)->eax >> 26) + 1) >= (1u << order(s1->ebx)) ||
-	      (get(t, 4, 0)->eax >> 26) == 63);
+	cores = (get(t, 4, 0)->eax >> 26) + 1;
+	CHECK(cores * v.threads_per_core >= (1u << order(get(t, fn, 1)->ebx)) ||
+	      cores == 64);
 	return v;
 }
 
-/* Every vCPU: package 0, its own core, one thread, one LLC. */
+/* Every vCPU: package 0, one LLC; without SMT its own core and caches,
+ * with it vCPUs 2k and 2k + 1 core k's two threads sharing its caches. */
 static void check_views(const char *what, const struct view *v,
-			unsigned int ncpus)
+			unsigned int ncpus, unsigned int threads)
 {
 	unsigned int i, bad = 0;
 
 	for (i = 0; i < ncpus; i++) {
-		if (!v[i].ok || v[i].pkg != 0 || v[i].core != i ||
-		    v[i].threads_per_core != 1 || v[i].llc != v[0].llc ||
-		    v[i].private_levels_shared > 1)
+		if (!v[i].ok || v[i].pkg != 0 || v[i].core != i / threads ||
+		    v[i].threads_per_core != threads || v[i].llc != v[0].llc ||
+		    (v[i].private_share && v[i].private_share != threads))
 			bad++;
 	}
 	if (bad)
-		printf("%s, %u vCPUs: %u vCPUs wrong (vCPU %u: pkg %u core %u "
-		       "threads %u llc %u)\n", what, ncpus, bad, ncpus - 1,
-		       v[ncpus - 1].pkg, v[ncpus - 1].core,
-		       v[ncpus - 1].threads_per_core, v[ncpus - 1].llc);
+		printf("%s, %u vCPUs, %u per core: %u vCPUs wrong (vCPU %u: "
+		       "pkg %u core %u threads %u llc %u)\n", what, ncpus,
+		       threads, bad, ncpus - 1, v[ncpus - 1].pkg,
+		       v[ncpus - 1].core, v[ncpus - 1].threads_per_core,
+		       v[ncpus - 1].llc);
 	CHECK_EQ(bad, 0);
 }
 
-static void test_counts(unsigned int ncpus)
+/* The four tables for every vCPU of @ncpus, each read as Linux reads it. */
+static void test_counts(unsigned int ncpus, bool smt)
 {
+	unsigned int threads = smt && ncpus > 1 ? 2 : 1;
 	struct view *va = calloc(ncpus, sizeof(*va));
 	struct view *vx = calloc(ncpus, sizeof(*vx));
 	struct view *vi = calloc(ncpus, sizeof(*vi));
 	struct view *v2 = calloc(ncpus, sizeof(*v2));
 	struct table t;
-	unsigned int id;
+	unsigned int i;
 
-	for (id = 0; id < ncpus; id++) {
+	for (i = 0; i < ncpus; i++) {
+		unsigned int id = x86_apic_id(i);
 		const struct kvm_cpuid_entry2 *e1;
 
+		CHECK_EQ(id, i); /* the MADT's and the MP table's too */
 		amd_host(&t, false);
-		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus);
-		va[id] = amd_view(&t, id, ncpus);
+		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus, smt);
+		/* SMT needs TOPOEXT, which is then offered. */
+		va[i] = threads > 1 ? amd_topoext_view(&t, id, ncpus) :
+				      amd_view(&t, id, ncpus);
+		CHECK_EQ(!!get(&t, 0x8000001e, 0), threads > 1);
 		e1 = get(&t, 1, 0);
 		CHECK(((e1->ebx >> 16) & 0xff) >= (ncpus > 0xff ? 0xff : ncpus));
 
 		amd_host(&t, true);
-		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus);
-		vx[id] = amd_topoext_view(&t, id, ncpus);
+		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus, smt);
+		vx[i] = amd_topoext_view(&t, id, ncpus);
 
 		intel_host(&t);
-		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus);
-		vi[id] = intel_view(&t, 0xb, id);
-		v2[id] = intel_view(&t, 0x1f, id);
+		x86_cpuid_topology(&t.c, MAX_ENT, id, ncpus, smt);
+		vi[i] = intel_view(&t, 0xb, id);
+		v2[i] = intel_view(&t, 0x1f, id);
 		/* Intel's 0x80000008 ECX is reserved: left alone. */
 		CHECK_EQ(get(&t, 0x80000008, 0)->ecx, 0);
+		CHECK(get(&t, 0x8000001e, 0) == NULL);
 	}
-	check_views("AMD", va, ncpus);
-	check_views("AMD TOPOEXT", vx, ncpus);
-	check_views("Intel 0xb", vi, ncpus);
-	check_views("Intel 0x1f", v2, ncpus);
+	check_views("AMD", va, ncpus, threads);
+	check_views("AMD TOPOEXT", vx, ncpus, threads);
+	check_views("Intel 0xb", vi, ncpus, threads);
+	check_views("Intel 0x1f", v2, ncpus, threads);
 	free(va);
 	free(vx);
 	free(vi);
 	free(v2);
 }
 
-/* A full table gets no subleaves added, and nothing is written past it. */
+/* A full table gets no subleaves added, and nothing is written past it;
+ * an AMD one then gets no TOPOEXT either (no 0x8000001e to go with it). */
 static void test_no_room(void)
 {
 	struct table t;
@@ -265,34 +309,71 @@ static void test_no_room(void)
 
 	intel_host(&t);
 	n = t.c.nent;
-	x86_cpuid_topology(&t.c, n, 3, 4);
+	x86_cpuid_topology(&t.c, n, 3, 4, false);
 	CHECK_EQ(t.c.nent, n);
 	CHECK_EQ(get(&t, 0xb, 0)->edx, 3);
 	CHECK_EQ(get(&t, 0xb, 0)->ebx, 1);
 	CHECK(get(&t, 0xb, 1) == NULL);
+
+	amd_host(&t, false);
+	n = t.c.nent;
+	x86_cpuid_topology(&t.c, n, 3, 4, true);
+	CHECK_EQ(t.c.nent, n);
+	CHECK(get(&t, 0x8000001e, 0) == NULL);
+	CHECK_EQ(get(&t, 0x80000001, 0)->ecx & (1u << 22), 0);
+	CHECK_EQ(get(&t, 0x80000000, 0)->eax, 0x80000021);
 }
 
-/* A leaf KVM did not list stays absent. */
+/* A leaf KVM did not list stays absent; with SMT, an extended range that
+ * ends below 0x8000001e is raised to it, a longer one kept. */
 static void test_absent(void)
 {
+	struct kvm_cpuid_entry2 *x;
 	struct table t;
 
 	amd_host(&t, false);
-	x86_cpuid_topology(&t.c, MAX_ENT, 1, 2);
+	x86_cpuid_topology(&t.c, MAX_ENT, 1, 2, false);
 	CHECK(get(&t, 0x1f, 0) == NULL);
 	CHECK(get(&t, 0x8000001e, 0) == NULL);
 	CHECK(get(&t, 4, 0) == NULL);
+	CHECK_EQ(get(&t, 0x80000001, 0)->ecx & (1u << 22), 0);
+
+	amd_host(&t, false);
+	x = (struct kvm_cpuid_entry2 *)get(&t, 0x80000000, 0);
+	x->eax = 0x8000000a;
+	x86_cpuid_topology(&t.c, MAX_ENT, 1, 2, true);
+	CHECK_EQ(get(&t, 0x80000000, 0)->eax, 0x8000001e);
+	CHECK(get(&t, 0x8000001d, 0) == NULL);
+}
+
+/* One vCPU with SMT is one thread of one core, as Firecracker has it. */
+static void test_smt_one(void)
+{
+	struct table t;
+
+	intel_host(&t);
+	x86_cpuid_topology(&t.c, MAX_ENT, 0, 1, true);
+	CHECK_EQ(get(&t, 0xb, 0)->ebx, 1);
+	CHECK_EQ(get(&t, 0xb, 0)->eax, 0);
+	amd_host(&t, false);
+	x86_cpuid_topology(&t.c, MAX_ENT, 0, 1, true);
+	CHECK(get(&t, 0x8000001e, 0) == NULL);
 }
 
 int main(void)
 {
 	static const unsigned int counts[] = { 1, 2, 3, 4, 7, 8, 64, 100,
 					       128, 129, 254, 255 };
+	static const unsigned int smt_counts[] = { 1, 2, 4, 8, 64, 100, 128,
+						   254 };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		test_counts(counts[i]);
+		test_counts(counts[i], false);
+	for (i = 0; i < sizeof(smt_counts) / sizeof(smt_counts[0]); i++)
+		test_counts(smt_counts[i], true);
 	test_no_room();
 	test_absent();
+	test_smt_one();
 	return test_done();
 }

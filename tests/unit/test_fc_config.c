@@ -106,6 +106,54 @@ static void test_machine(void)
 	config_free(&cfg);
 }
 
+#if !defined(__aarch64__)
+/* smt as Firecracker's MachineConfig::update(): 1 or an even vcpu_count,
+ * checked against what a PATCH keeps too; PUT without it turns it off. */
+static void test_machine_smt(void)
+{
+	struct vm_config cfg;
+	char err[256] = "", *json;
+
+	cfg_init(&cfg);
+	CHECK_EQ(apply(&cfg, MACHINE, NULL,
+		       "{\"vcpu_count\":2,\"mem_size_mib\":128,\"smt\":true}",
+		       err, sizeof(err)), 0);
+	CHECK(cfg.smt && cfg.cpus == 2);
+	json = fc_machine_config_json(&cfg);
+	CHECK(json && strstr(json, "\"smt\":true"));
+	free(json);
+	json = fc_vm_config_json(&cfg);
+	CHECK(json && strstr(json, "\"smt\":true"));
+	free(json);
+	/* A PATCH keeps smt: an odd count is refused, nothing changes. */
+	CHECK_EQ(apply(&cfg, MACHINE_PATCH, NULL, "{\"vcpu_count\":5}", err,
+		       sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "vcpu_count 5 with smt true") != NULL);
+	CHECK(cfg.smt && cfg.cpus == 2);
+	CHECK_EQ(apply(&cfg, MACHINE_PATCH, NULL, "{\"vcpu_count\":8}", err,
+		       sizeof(err)), 0);
+	CHECK(cfg.smt && cfg.cpus == 8);
+	CHECK_EQ(apply(&cfg, MACHINE_PATCH, NULL,
+		       "{\"vcpu_count\":5,\"smt\":false}", err, sizeof(err)),
+		 0);
+	CHECK(!cfg.smt && cfg.cpus == 5);
+	/* PATCH turning smt on checks the count it keeps. */
+	CHECK_EQ(apply(&cfg, MACHINE_PATCH, NULL, "{\"smt\":true}", err,
+		       sizeof(err)), -EINVAL);
+	CHECK(!cfg.smt);
+	/* One vCPU with smt: Firecracker takes it. */
+	CHECK_EQ(apply(&cfg, MACHINE, NULL,
+		       "{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":true}",
+		       err, sizeof(err)), 0);
+	CHECK(cfg.smt && cfg.cpus == 1);
+	CHECK_EQ(apply(&cfg, MACHINE, NULL,
+		       "{\"vcpu_count\":2,\"mem_size_mib\":128}", err,
+		       sizeof(err)), 0);
+	CHECK(!cfg.smt);
+	config_free(&cfg);
+}
+#endif
+
 static void test_drive(void)
 {
 	struct vm_config cfg;
@@ -232,8 +280,15 @@ static const struct bad_row bad_rows[] = {
 	{ MACHINE, NULL,
 	  "{\"vcpu_count\":1,\"mem_size_mib\":99999999999999999999}",
 	  "mem_size_mib is about" },
-	{ MACHINE, NULL, "{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":true}",
-	  "smt true is not supported" },
+#if defined(__aarch64__)
+	{ MACHINE, NULL, "{\"vcpu_count\":2,\"mem_size_mib\":128,\"smt\":true}",
+	  "smt true: Enabling simultaneous multithreading is not supported on aarch64." },
+#else
+	{ MACHINE, NULL, "{\"vcpu_count\":3,\"mem_size_mib\":128,\"smt\":true}",
+	  "vcpu_count 3 with smt true: The number of vCPUs must be greater than 0, less than 255 and must be 1 or an even number if SMT is enabled." },
+	{ MACHINE, NULL, "{\"vcpu_count\":253,\"mem_size_mib\":128,\"smt\":true}",
+	  "vcpu_count 253 with smt true" },
+#endif
 	{ MACHINE, NULL, "{\"vcpu_count\":1,\"mem_size_mib\":128,\"smt\":1}",
 	  "smt must be true or false, not int" },
 	{ MACHINE, NULL,
@@ -685,6 +740,9 @@ int main(void)
 {
 	test_boot_source();
 	test_machine();
+#if !defined(__aarch64__)
+	test_machine_smt();
+#endif
 	test_drive();
 	test_drive_limits();
 	test_bad();

@@ -192,10 +192,11 @@ int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 	if (!v->index && tcg)
 		log_info("host CPU is QEMU TCG: no XSAVE/AVX for the guest");
 	cpuid_brand(c, CPUID_MAX_ENTRIES);
-	cpuid_fixup(c, v->index, tcg,
+	cpuid_fixup(c, x86_apic_id(v->index), tcg,
 		    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
 			  KVM_CAP_TSC_DEADLINE_TIMER) > 0);
-	x86_cpuid_topology(c, CPUID_MAX_ENTRIES, v->index, vm->ncpus);
+	x86_cpuid_topology(c, CPUID_MAX_ENTRIES, x86_apic_id(v->index),
+			   vm->ncpus, vm->smt);
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "vCPU %u: KVM_SET_CPUID2: %s", v->index,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * CPUID topology of a vCPU (cpuid_topo.h). APIC IDs are the vCPU indices
- * 0 .. ncpus - 1, so a core-ID field of order(ncpus) bits covers them and
- * every package-ID (APIC ID shifted right by it) is 0.
+ * 0 .. ncpus - 1 (x86_apic_id()): the low order(threads) bits the thread,
+ * the core ID above them within order(ncpus) bits, so every package-ID
+ * (APIC ID shifted right by that) is 0.
  *
  * What each leaf says, per the Intel SDM and AMD APM:
  * - 1: EBX[23:16] addressable logical processors per package.
@@ -11,8 +12,11 @@
  * - 0xb, 0x1f (x2APIC topology): one subleaf per level, SMT then core,
  *   each with the shift to the next level's ID, the processors at that
  *   level and the level type; a subleaf of type 0 ends the list.
- * - 0x80000001 (AMD): ECX[1] CmpLegacy, cores rather than threads.
- * - 0x80000008 (AMD): ECX[15:12] the core-ID width, ECX[7:0] cores - 1.
+ * - 0x80000000: EAX the highest extended leaf.
+ * - 0x80000001 (AMD): ECX[1] CmpLegacy, cores rather than threads;
+ *   ECX[22] TopologyExtensions, leaves 0x8000001d and 0x8000001e valid.
+ * - 0x80000008 (AMD): ECX[15:12] the APIC ID width, ECX[7:0] logical
+ *   processors - 1.
  * - 0x8000001d (AMD, TOPOEXT): EAX[25:14] as leaf 4's.
  * - 0x8000001e (AMD, TOPOEXT): extended APIC ID; EBX core ID and threads
  *   per core - 1; ECX node ID and nodes per package - 1.
@@ -26,6 +30,8 @@
 #define VENDOR_AMD_EBX 0x68747541u   /* "Auth" */
 #define VENDOR_HYGON_EBX 0x6f677948u /* "Hygo" */
 
+#define LEAF_EXT_MAX 0x80000000u
+#define LEAF_AMD_EXT_APIC 0x8000001eu
 #define LEAF_EXT_TOPO 0xbu
 #define LEAF_EXT_TOPO_V2 0x1fu
 #define TOPO_TYPE_SMT 1u
@@ -37,7 +43,17 @@
 #define CACHE_CORES_MASK (0x3fu << 26)
 
 #define AMD_CMP_LEGACY (1u << 1)
+#define AMD_TOPOEXT (1u << 22)
 #define AMD_CORES_MASK 0xf0ffu /* 0x80000008 ECX: width [15:12], NC [7:0] */
+
+/* One vCPU's place: its APIC ID, the thread and core-plus-thread ID
+ * widths, the vCPUs and the IDs they span. */
+struct topo {
+	unsigned int id, ncpus, threads;
+	unsigned int tbits; /* order(threads): the thread ID's width */
+	unsigned int bits;  /* order(ncpus): the core and thread IDs' width */
+	unsigned int span;  /* 1 << bits */
+};
 
 /* Bits to number @n IDs. */
 static unsigned int order(unsigned int n)
@@ -83,20 +99,21 @@ static unsigned int last_level(struct kvm_cpuid2 *c, unsigned int fn)
 	return top;
 }
 
-/* A cache subleaf: the last level shared by all @span IDs, others by one
- * core (one thread). */
+/* A cache subleaf: the last level shared by all IDs, the others by the
+ * threads of one core. */
 static void cache_sharing(struct kvm_cpuid_entry2 *e, unsigned int top,
-			  unsigned int span)
+			  const struct topo *t)
 {
-	unsigned int share = CACHE_LEVEL(e->eax) == top ? span : 1;
+	unsigned int share = CACHE_LEVEL(e->eax) == top ? t->span : t->threads;
 
 	e->eax = (e->eax & ~CACHE_SHARING_MASK) | ((share - 1) << 14);
 }
 
-/* Subleaf @index of @fn: the table's, or a new one while there is room. */
+/* Subleaf @index of @fn: the table's, or a new one (with @flags) while
+ * there is room. */
 static struct kvm_cpuid_entry2 *subleaf(struct kvm_cpuid2 *c,
 					unsigned int max, unsigned int fn,
-					unsigned int index)
+					unsigned int index, unsigned int flags)
 {
 	struct kvm_cpuid_entry2 *e = find(c, fn, index);
 
@@ -106,7 +123,7 @@ static struct kvm_cpuid_entry2 *subleaf(struct kvm_cpuid2 *c,
 	memset(e, 0, sizeof(*e));
 	e->function = fn;
 	e->index = index;
-	e->flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX;
+	e->flags = flags;
 	return e;
 }
 
@@ -121,27 +138,59 @@ static void set_regs(struct kvm_cpuid_entry2 *e, unsigned int eax,
 	e->edx = edx;
 }
 
-/* Leaf 0xb or 0x1f, when KVM lists it: SMT (one thread), core, end. */
+/* Leaf 0xb or 0x1f, when KVM lists it: SMT (the threads of a core),
+ * core (all vCPUs), end. */
 static void ext_topology(struct kvm_cpuid2 *c, unsigned int max,
-			 unsigned int fn, unsigned int id, unsigned int bits,
-			 unsigned int ncpus)
+			 unsigned int fn, const struct topo *t)
 {
+	const unsigned int flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX;
+
 	if (!find(c, fn, 0))
 		return;
-	set_regs(subleaf(c, max, fn, 0), 0, 1, TOPO_TYPE_SMT << 8, id);
-	set_regs(subleaf(c, max, fn, 1), bits, ncpus,
-		 (TOPO_TYPE_CORE << 8) | 1, id);
-	set_regs(subleaf(c, max, fn, 2), 0, 0, 2, id);
+	set_regs(subleaf(c, max, fn, 0, flags), t->tbits, t->threads,
+		 TOPO_TYPE_SMT << 8, t->id);
+	set_regs(subleaf(c, max, fn, 1, flags), t->bits, t->ncpus,
+		 (TOPO_TYPE_CORE << 8) | 1, t->id);
+	set_regs(subleaf(c, max, fn, 2, flags), 0, 0, 2, t->id);
+}
+
+/*
+ * SMT on an AMD table without TopologyExtensions (QEMU's emulated CPUs
+ * lack it): Linux then counts one thread per core whatever leaf 0xb
+ * says, so offer the feature with its leaf 0x8000001e (written by the
+ * caller) and the extended range up to it. A leaf 0x8000001d the table
+ * lacks reads as zeros, "no more caches", which is what the guest saw of
+ * its caches without the feature too. No room for the leaf: nothing.
+ */
+static void amd_topoext(struct kvm_cpuid2 *c, unsigned int max)
+{
+	struct kvm_cpuid_entry2 *ext = find(c, LEAF_EXT_MAX, 0);
+	struct kvm_cpuid_entry2 *e1 = find(c, 0x80000001, 0);
+
+	if (!ext || !e1 || (e1->ecx & AMD_TOPOEXT) ||
+	    !subleaf(c, max, LEAF_AMD_EXT_APIC, 0, 0))
+		return;
+	e1->ecx |= AMD_TOPOEXT;
+	if (ext->eax < LEAF_AMD_EXT_APIC)
+		ext->eax = LEAF_AMD_EXT_APIC;
 }
 
 void x86_cpuid_topology(struct kvm_cpuid2 *c, unsigned int max,
-			unsigned int id, unsigned int ncpus)
+			unsigned int id, unsigned int ncpus, bool smt)
 {
-	unsigned int bits = order(ncpus), span = 1u << bits;
+	unsigned int threads = smt && ncpus > 1 ? X86_SMT_THREADS : 1;
+	const struct topo t = {
+		.id = id, .ncpus = ncpus, .threads = threads,
+		.tbits = order(threads), .bits = order(ncpus),
+		.span = 1u << order(ncpus),
+	};
 	unsigned int top4 = last_level(c, 4);
 	unsigned int top1d = last_level(c, 0x8000001d);
 	bool amd = vendor_amd(c);
-	unsigned int i;
+	unsigned int i, cores;
+
+	if (amd && threads > 1)
+		amd_topoext(c, max);
 
 	for (i = 0; i < c->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &c->entries[i];
@@ -149,18 +198,19 @@ void x86_cpuid_topology(struct kvm_cpuid2 *c, unsigned int max,
 		switch (e->function) {
 		case 1:
 			e->ebx = (e->ebx & ~0xff0000u) |
-				 ((span > 0xff ? 0xffu : span) << 16);
+				 ((t.span > 0xff ? 0xffu : t.span) << 16);
 			break;
 		case 4:
 			if (!CACHE_TYPE(e->eax))
 				break;
+			cores = t.span >> t.tbits;
 			e->eax = (e->eax & ~CACHE_CORES_MASK) |
-				 (((span > 64 ? 64 : span) - 1) << 26);
-			cache_sharing(e, top4, span);
+				 (((cores > 64 ? 64 : cores) - 1) << 26);
+			cache_sharing(e, top4, &t);
 			break;
 		case 0x8000001d:
 			if (amd && CACHE_TYPE(e->eax))
-				cache_sharing(e, top1d, span);
+				cache_sharing(e, top1d, &t);
 			break;
 		case 0x80000001:
 			if (!amd)
@@ -173,16 +223,17 @@ void x86_cpuid_topology(struct kvm_cpuid2 *c, unsigned int max,
 		case 0x80000008:
 			if (amd)
 				e->ecx = (e->ecx & ~AMD_CORES_MASK) |
-					 (bits << 12) | (ncpus - 1);
+					 (t.bits << 12) | (ncpus - 1);
 			break;
 		case 0x8000001e:
 			if (amd)
-				set_regs(e, id, id & 0xff, 0, 0);
+				set_regs(e, id, ((id >> t.tbits) & 0xff) |
+					 ((threads - 1) << 8), 0, 0);
 			break;
 		default:
 			break;
 		}
 	}
-	ext_topology(c, max, LEAF_EXT_TOPO, id, bits, ncpus);
-	ext_topology(c, max, LEAF_EXT_TOPO_V2, id, bits, ncpus);
+	ext_topology(c, max, LEAF_EXT_TOPO, &t);
+	ext_topology(c, max, LEAF_EXT_TOPO_V2, &t);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "acpi.h"
+#include "cpuid_topo.h"
 #include "layout.h"
 #include "vmm/aml.h"
 
@@ -190,7 +191,7 @@ static void acpi_madt(uint8_t *t, unsigned int ncpus)
 		p[0] = MADT_LAPIC;
 		p[1] = MADT_LAPIC_LEN;
 		p[2] = (uint8_t)i; /* ACPI processor UID */
-		p[3] = (uint8_t)i; /* APIC ID */
+		p[3] = (uint8_t)x86_apic_id(i);
 		put_le(p + 4, MADT_LAPIC_ENABLED, 4);
 	}
 	p[0] = MADT_IOAPIC;

@@ -15,6 +15,7 @@ int config_check_smt(unsigned int cpus, bool smt)
 	if (!smt)
 		return 0;
 #if defined(__aarch64__)
+	(void)cpus;
 	return -EOPNOTSUPP;
 #else
 	return cpus > 1 && cpus % 2 ? -EINVAL : 0;

@@ -6,7 +6,7 @@
 # (guest/scenarios.sh: CPUs, memory, dmesg) and what the host can see
 # (command-line marker, the stdin line echoed back, elapsed time).
 #
-# Usage: boot-test.sh --microvm BIN --artifacts DIR [--cpus N]
+# Usage: boot-test.sh --microvm BIN --artifacts DIR [--cpus N] [--smt]
 #        [--memory MIB] [--end poweroff|reboot|port:N|mmio:N|hang]
 #        [--status N] [--stdin-line TEXT] [--vm-timeout S (default 240)]
 #        [--min-seconds S] [--no-guest-result] [--mode MODE]
@@ -14,6 +14,8 @@
 #        [--sigterm-after S] (microvm gets SIGTERM S seconds after start)
 #        [--console-file] (microvm --console FILE: the guest's output must
 #        be in FILE, truncated first, and none of it on stdout)
+#        [--smt] (--cpus N,smt=on: the guest must see two threads per
+#        core, CPUs 2k and 2k+1 siblings)
 # Exit: 0 pass, 1 fail, 77 skipped (the mode cannot run here).
 set -uo pipefail
 
@@ -23,6 +25,7 @@ E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 microvm=
 art=
 cpus=1
+smt=0
 mib=256
 end=poweroff
 want_status=0
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--microvm) microvm=$2; shift 2 ;;
 	--artifacts) art=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
+	--smt) smt=1; shift ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--memory) mib=$2; shift 2 ;;
 	--end) end=$2; shift 2 ;;
@@ -64,6 +68,11 @@ marker=e2e-marker-$$-$RANDOM
 
 cmdline="console=ttyS0 quiet panic=-1 microvm.test=boot microvm.cpus=$cpus"
 cmdline+=" microvm.mem=$mib microvm.end=$end microvm.marker=$marker"
+cpus_arg=$cpus
+if [ "$smt" = 1 ]; then
+	cmdline+=" microvm.smt=1"
+	cpus_arg+=,smt=on
+fi
 stdin_args=()
 if [ -n "$stdin_line" ]; then
 	# Padding first: see e2e_check_stdin in guest/scenarios.sh.
@@ -75,7 +84,7 @@ if [ -n "$stdin_line" ]; then
 	cmdline+=" microvm.stdin=1"
 fi
 vm_args=(--kernel "$art/${kernel:-vmlinuz}" --initrd "$art/l2-initrd.cpio.gz"
-	 --cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M")
+	 --cmdline "$cmdline" --cpus "$cpus_arg" --memory "${mib}M")
 # A guest that fails to end is stopped by microvm itself (status 124 and
 # its vCPU state on stderr) well before the harness limit.
 vm_args+=(--timeout "${vm_timeout:-240}")

@@ -49,6 +49,10 @@ e2e_add(e2e.boot.cpus2_1G_stdin_reboot auto ${E2E_BOOT}
 	--end reboot --status 0)
 e2e_add(e2e.boot.cpus8_512M_exit_port_42 auto ${E2E_BOOT}
 	--cpus 8 --memory 512 --end port:42 --status 42)
+# SMT (--cpus 4,smt=on; Firecracker's machine-config smt): two cores of
+# two threads, CPUs 2k and 2k+1 siblings (guest/scenarios.sh topology).
+e2e_add(e2e.boot.cpus4_smt auto ${E2E_BOOT}
+	--cpus 4 --smt --memory 256 --end poweroff --status 0)
 e2e_add(e2e.boot.cpus2_exit_mmio_7 auto ${E2E_BOOT}
 	--cpus 2 --memory 256 --end mmio:7 --status 7)
 # The ELF vmlinux through its PVH entry point instead of the bzImage.

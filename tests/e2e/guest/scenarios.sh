@@ -4,7 +4,9 @@
 #   microvm.test=boot|demo|shell|evil|api  which scenario to run (evil: no
 #                         virtio driver; evilblk drives the disks itself)
 #   microvm.huge=N        evil: aliased huge requests in flight (default 4)
-#   microvm.cpus=N        boot: expect N online CPUs
+#   microvm.cpus=N        boot, api: expect N online CPUs
+#   microvm.smt=1         with microvm.cpus: expect two threads per core
+#                         (microvm --cpus N,smt=on, machine-config smt)
 #   microvm.mem=MIB       boot: expect MemTotal a little below MIB MiB
 #   microvm.stdin=1       boot: read the console up to an "E2E-IN:TEXT" line
 #                         and print TEXT back
@@ -71,31 +73,50 @@ e2e_check_cpus()
 	fi
 }
 
-# x86 CPUID topology (microvm's cpuid_topo.c): one package and die, a core
-# of its own per CPU (no thread siblings), and the last cache level, where
-# the guest lists caches, shared by all online CPUs.
+# x86 CPUID topology (microvm's cpuid_topo.c): one package and die; a
+# core of its own per CPU, or with microvm.smt=1 (and more than one CPU)
+# CPUs 2k and 2k+1 the two threads of core k, which share the caches
+# below the last level; the last level, where the guest lists caches,
+# shared by all online CPUs. Threads per core as lscpu counts them: the
+# CPUs in cpu0's thread_siblings_list.
 e2e_check_topology()
 {
-	online=$1 bad= cores=
+	online=$1 bad='' cores='' threads=1
+	[ "$(e2e_param smt)" = 1 ] && [ "$online" != 0 ] && threads=2
 	for c in /sys/devices/system/cpu/cpu[0-9]*; do
 		t=$c/topology
 		[ -d "$t" ] || continue
 		n=${c##*cpu}
+		sib=$n
+		[ "$threads" = 1 ] || sib="$((n - n % 2))-$((n - n % 2 + 1))"
 		[ "$(cat "$t/physical_package_id")" = 0 ] ||
 			bad="$bad cpu$n:package=$(cat "$t/physical_package_id")"
 		[ "$(cat "$t/die_id" 2>/dev/null || echo 0)" = 0 ] ||
 			bad="$bad cpu$n:die=$(cat "$t/die_id")"
-		[ "$(cat "$t/thread_siblings_list")" = "$n" ] ||
+		[ "$(cat "$t/thread_siblings_list")" = "$sib" ] ||
 			bad="$bad cpu$n:threads=$(cat "$t/thread_siblings_list")"
 		cores="$cores $(cat "$t/core_id")"
 		llc=$(ls -d "$c"/cache/index* 2>/dev/null | tail -n 1)
 		[ -z "$llc" ] || [ "$(cat "$llc/shared_cpu_list")" = "$online" ] ||
 			bad="$bad cpu$n:llc=$(cat "$llc/shared_cpu_list")"
+		for i in $(ls -d "$c"/cache/index* 2>/dev/null | sed '$d'); do
+			[ "$(cat "$i/shared_cpu_list")" = "$sib" ] ||
+				bad="$bad cpu$n:${i##*/}=$(cat "$i/shared_cpu_list")"
+		done
 	done
-	dup=$(echo "$cores" | tr ' ' '\n' | grep . | sort | uniq -d | head -n 1)
-	[ -z "$dup" ] || bad="$bad core-id-$dup-shared"
+	# Each core ID on exactly $threads CPUs.
+	odd=$(echo "$cores" | tr ' ' '\n' | grep . | sort | uniq -c |
+		awk -v t="$threads" '$1 != t { print $2; exit }')
+	[ -z "$odd" ] || bad="$bad core-id-$odd-on-$(echo "$cores" |
+		tr ' ' '\n' | grep -cx "$odd")-cpus"
+	tpc=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)
+	case "$tpc" in
+	*-*) tpc=$((${tpc#*-} - ${tpc%-*} + 1)) ;;
+	*) tpc=1 ;;
+	esac
+	[ "$tpc" = "$threads" ] || bad="$bad threads-per-core=$tpc"
 	if [ -z "$bad" ]; then
-		e2e_ok "topology: one package, cores$cores, one thread each"
+		e2e_ok "topology: one package, cores$cores, $tpc thread(s) per core"
 	else
 		e2e_fail "topology:$bad"
 	fi
@@ -313,6 +334,9 @@ scenario_api()
 	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
 	echo "E2E-ROOT: $(grep '^[^ ]* / ' /proc/mounts | tail -n 1)"
 	dmesg | grep -iE 'i8042|serio|atkbd|keyboard' | sed 's/^/E2E-KBD: /'
+	if want=$(e2e_param cpus); then
+		e2e_check_cpus "$want"
+	fi
 	# As an init does (busybox, systemd): Ctrl-Alt-Del becomes SIGINT
 	# to init rather than an immediate restart by the kernel.
 	echo 0 >/proc/sys/kernel/ctrl-alt-del

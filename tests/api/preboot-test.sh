@@ -75,6 +75,18 @@ expect 204 PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "'"$work"'
 expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$work"'/data.img", "is_root_device": false, "is_read_only": true, "rate_limiter": {"ops": {"size": 100, "refill_time": 1000}}}'
 expect 200 GET /machine-config
 case "$body" in *'"vcpu_count":2'*'"mem_size_mib":1024'*) ok "machine-config read back" ;; *) bad "machine-config: $body" ;; esac
+# smt as Firecracker's: 1 or an even vcpu_count (its message in the
+# 400), kept by a PATCH that changes the count.
+refuse PUT /machine-config '{"vcpu_count": 3, "mem_size_mib": 1024, "smt": true}'
+call PUT /machine-config '{"vcpu_count": 3, "mem_size_mib": 1024, "smt": true}'
+case "$body" in
+*'vcpu_count 3 with smt true: The number of vCPUs must be'*'1 or an even number if SMT is enabled.'*) ok "odd vcpu_count with smt: Firecracker's message" ;;
+*) bad "odd vcpu_count with smt: $body" ;;
+esac
+expect 204 PATCH /machine-config '{"smt": true}'
+expect 200 GET /machine-config
+case "$body" in *'"vcpu_count":2'*'"smt":true'*) ok "smt read back: $body" ;; *) bad "smt: $body" ;; esac
+refuse PATCH /machine-config '{"vcpu_count": 3}'
 expect 200 GET /vm/config
 case "$body" in
 *'"drive_id":"rootfs"'*'"drive_id":"data"'*'"is_read_only":true'*) ok "vm/config has both drives" ;;

@@ -30,7 +30,8 @@ set(MICROVM_AFTER_KERNEL_TESTS e2e.boot.cpus64_1G e2e.disk.pci_cpus8_mq
 # share prepare.sh's artifacts and the arm64 microvm's build directory,
 # and its L1 (two emulated CPUs) is best kept off the kernel build.
 set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
-	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio e2e-arm64.prepare
+	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio
+	e2e.firmware.acpi_off e2e-arm64.prepare
 	e2e-arm64.l1_kvm e2e-arm64.boot_cpus1 e2e-arm64.boot_cpus2
 	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci e2e-arm64.reset)
 

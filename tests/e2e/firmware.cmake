@@ -3,7 +3,9 @@
 # initramfs (label e2e), included from tests.cmake: e2e.firmware.pci and
 # e2e.firmware.mmio, each one run of firmware-test.sh (one L1 boot when
 # nested, two L2 boots: 8 vCPUs with the default command line, 1 vCPU with
-# a command after "--"). The kernel is the guest-kernel target's bzImage;
+# a command after "--"), and e2e.firmware.acpi_off, one run of
+# acpi-off-test.sh (Kata's kernel parameters with acpi=off, 2 vCPUs, 9
+# virtio-mmio disks). The kernel is the guest-kernel target's bzImage;
 # where this tree has no such target the tests skip (77) while the kernel
 # is absent, and MICROVM_E2E_FIRMWARE_KERNEL may name another one.
 set(MICROVM_E2E_FIRMWARE_KERNEL "" CACHE FILEPATH
@@ -28,3 +30,9 @@ foreach(transport pci mmio)
 	set_tests_properties(e2e.firmware.${transport} PROPERTIES
 		FIXTURES_REQUIRED "e2e;guest_kernel;guest_rootfs")
 endforeach()
+e2e_add(e2e.firmware.acpi_off auto
+	${E2E_DIR}/acpi-off-test.sh --microvm ${E2E_MICROVM}
+	--artifacts ${E2E_ARTIFACTS} --kernel ${fw_kernel}
+	--exit-helper $<TARGET_FILE:microvm_exit> ${fw_require})
+set_tests_properties(e2e.firmware.acpi_off PROPERTIES
+	FIXTURES_REQUIRED "e2e;guest_kernel;guest_rootfs")

@@ -33,7 +33,8 @@ set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
 	firmware.kernel_boot e2e.firmware.pci e2e.firmware.mmio
 	e2e.firmware.acpi_off e2e-arm64.prepare
 	e2e-arm64.l1_kvm e2e-arm64.boot_cpus1 e2e-arm64.boot_cpus2
-	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci e2e-arm64.reset)
+	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci e2e-arm64.reset
+	e2e-arm64.cad)
 
 # Every test also gets its own name (MICROVM_TEST_NAME) and the file that
 # counts retries (MICROVM_RETRY_LOG): a script that boots again after an

@@ -22,7 +22,7 @@
 #
 # Usage: boot-test.sh --artifacts DIR --cross-build DIR [--cpus N]
 #                     [--hang SECONDS] [--disk mmio|pci] [--queues N]
-#                     [--maxcpus M] [--end poweroff|reset|exitN]
+#                     [--maxcpus M] [--end poweroff|reset|exitN|cad]
 #                     [--quiet] [--l1-cpus N] [--timeout SECONDS]
 #   --artifacts    prepare.sh's output (kernel, busybox)
 #   --cross-build  where tests/cross-aarch64.sh --microvm-only builds the
@@ -48,6 +48,16 @@
 #                  0, exitN (the exit register at 0xf0100000) status N;
 #                  reset and exitN run microvm --verbose, whose "guest
 #                  ended:" line must name the cause
+#                  cad: microvm also serves its API (--api-sock) and
+#                  L1 sends SendCtrlAltDel (guest/api-put.c, built here:
+#                  L1's busybox has no curl) until it is taken: L2 loads
+#                  virtio_input for microvm's keyboard, takes Ctrl-Alt-Del
+#                  as SIGINT to its init, prints it and powers off; the
+#                  answer must be 204 (before it only a 400 for want of
+#                  the keyboard driver, or no socket yet), the keyboard
+#                  must have sent its
+#                  8 events (--stats), the status must be 0 and the
+#                  cause "PSCI poweroff"
 #   --quiet        quiet on L2's command line (no boot log)
 #   --l1-cpus N    L1's vCPUs (default 2)
 #   --timeout      bound on the whole L1 run (default 480)
@@ -88,9 +98,9 @@ case "$disk" in
 *) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
 esac
 case "$l2end" in
-poweroff|reset) want_status=0 ;;
+poweroff|reset|cad) want_status=0 ;;
 exit[0-9]*) want_status=${l2end#exit} ;;
-*) echo "boot-test: bad --end '$l2end' (poweroff, reset or exitN)" >&2; exit 2 ;;
+*) echo "boot-test: bad --end '$l2end' (poweroff, reset, exitN or cad)" >&2; exit 2 ;;
 esac
 for v in "$cpus" "$limit" "$l1cpus" "$want_status" ${hang:+"$hang"} \
 	${queues:+"$queues"} ${maxcpus:+"$maxcpus"}; do
@@ -138,6 +148,11 @@ install -m 755 "$art/busybox" "$work/l1/bin/busybox"
 ln -s busybox "$work/l1/bin/sh"
 install -m 755 "$DIR/guest/l1-boot-init.sh" "$work/l1/init"
 install -m 755 "$vmm" "$work/l1/bin/microvm"
+if [ "$l2end" = cad ]; then
+	aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror \
+		-o "$work/l1/bin/api-put" "$DIR/guest/api-put.c" ||
+		die "building guest/api-put.c failed"
+fi
 cp "$art/vmlinuz" "$work/l1/l2/vmlinuz"
 cp "$work/l2.cpio.gz" "$work/l1/l2/initrd.cpio.gz"
 (cd "$work/l1" && find . -mindepth 1 | LC_ALL=C sort |
@@ -195,6 +210,7 @@ else
 	case "$l2end" in
 	reset) cause='PSCI reset' ;;
 	exit*) cause='guest exit register' ;;
+	cad) cause='PSCI poweroff' ;;
 	*) cause='' ;;
 	esac
 	[ -z "$cause" ] || grep -q "^microvm: guest ended: $cause, exit status $status" "$log" ||
@@ -206,6 +222,20 @@ else
 	[ -n "$l2_clock" ] && [ "$l2_clock" -ge $((now - limit - 60)) ] &&
 		[ "$l2_clock" -le $((now + 60)) ] ||
 		die "L2's clock is ${l2_clock:-missing}, the host's $now: not set from the RTC"
+fi
+if [ "$l2end" = cad ]; then
+	grep -q '^ARM64-L2: input .*microvm keyboard' "$log" ||
+		die "L2 has no 'microvm keyboard' input device"
+	grep -q '^ARM64-L1: SendCtrlAltDel: API-PUT: 204' "$log" ||
+		die "SendCtrlAltDel never answered 204"
+	other=$(grep '^ARM64-L1: SendCtrlAltDel: ' "$log" |
+		grep -v 'API-PUT: 204' | grep -v 'API-PUT: 400 .*keyboard driver' |
+		grep -v 'SendCtrlAltDel: api-put: ' | head -n 1)
+	[ -z "$other" ] || die "unexpected answer: $other"
+	grep -q '^ARM64-L2: ctrl-alt-del seen' "$log" ||
+		die "L2 never saw Ctrl-Alt-Del"
+	grep -q '^microvm: stats kbd: events-sent 8 dropped 0 ' "$log" ||
+		die "the keyboard did not send its 8 events: $(grep 'stats kbd' "$log")"
 fi
 if [ -n "$disk" ]; then
 	want=$(sed -n 's/^ARM64-L1: disk md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)

@@ -23,9 +23,10 @@ set -euo pipefail
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GUEST_DIR=$DIR/guest
 CC=${MICROVM_E2E_ARM64_CC:-aarch64-linux-gnu-gcc}
-# What the L2 guest loads for its disks, dependencies first.
+# What the L2 guest loads for its disks and its keyboard (virtio_input:
+# SendCtrlAltDel), dependencies first.
 L2_MODULES="virtio_ring virtio virtio_mmio virtio_pci_modern_dev
-	virtio_pci_legacy_dev virtio_pci virtio_blk"
+	virtio_pci_legacy_dev virtio_pci virtio_blk virtio_input"
 
 die()
 {
@@ -83,7 +84,7 @@ fetch_kernel()
 {
 	local pkg deb kver start
 	[ -f "$OUT/kernel.stamp" ] && [ -f "$OUT/vmlinuz" ] &&
-		[ -f "$OUT/modules/virtio_blk.ko" ] && return
+		[ -f "$OUT/modules/virtio_input.ko" ] && return
 	rm -rf "$OUT/kernel"
 	if [ -n "${MICROVM_E2E_ARM64_KERNEL_DEB:-}" ]; then
 		deb=$MICROVM_E2E_ARM64_KERNEL_DEB

@@ -20,7 +20,10 @@
 #                   the rest online)
 #   l1.end=E        how L2 ends (l2-init.sh's l2.end=); with reset or
 #                   exitN microvm runs with --verbose, whose last line
-#                   names the exit's cause
+#                   names the exit's cause; with cad microvm also serves
+#                   its API (--api-sock, --stats) and this script sends
+#                   SendCtrlAltDel (bin/api-put) once a second until it
+#                   is taken (204), printing each distinct answer
 #   l1.quiet=1      quiet on L2's command line (no boot log on the
 #                   console: each byte is a nested exit)
 /bin/busybox --install -s /bin
@@ -51,6 +54,7 @@ l2args=''
 [ "$hang" = 1 ] && l2args=" l2.hang=1" && set -- "$@" --verbose
 case "$end" in
 reset|exit*) set -- "$@" --verbose ;;
+cad) set -- "$@" --verbose --stats --api-sock /tmp/api.sock ;;
 esac
 [ -n "$end" ] && l2args="$l2args l2.end=$end"
 [ -n "$disk" ] && l2args="$l2args l2.disk=1"
@@ -77,8 +81,37 @@ if [ -n "$disk" ]; then
 fi
 echo "ARM64-L1: microvm $*"
 start=$(cut -d' ' -f1 /proc/uptime)
-/bin/microvm "$@"
-rc=$?
+if [ "$end" = cad ]; then
+	/bin/microvm "$@" &
+	pid=$!
+	# 400 until L2's virtio_input set DRIVER_OK, then 204 once; any
+	# other answer ends the tries. L2 then has 60 s to power off.
+	last='' n=0 wait=$limit
+	while [ $n -lt "$wait" ] && kill -0 $pid 2>/dev/null; do
+		if [ -z "$last" ] || [ "${last#API-PUT: 400}" != "$last" ] ||
+			[ "${last#api-put:}" != "$last" ]; then
+			a=$(/bin/api-put /tmp/api.sock /actions \
+				'{"action_type": "SendCtrlAltDel"}' 2>&1)
+			[ "$a" = "$last" ] ||
+				echo "ARM64-L1: SendCtrlAltDel: $a"
+			last=$a
+			case "$a" in
+			'API-PUT: 204'*) wait=$((n + 60)) ;;
+			'API-PUT: 400'*'keyboard driver'*|api-put:*) ;;
+			*) break ;;
+			esac
+		fi
+		sleep 1
+		n=$((n + 1))
+	done
+	kill -0 $pid 2>/dev/null && echo "ARM64-L1: microvm still runs:" \
+		"killed" && kill $pid
+	wait $pid
+	rc=$?
+else
+	/bin/microvm "$@"
+	rc=$?
+fi
 stop=$(cut -d' ' -f1 /proc/uptime)
 echo "ARM64-L1: microvm status $rc after $(awk -v a="$start" -v b="$stop" \
 	'BEGIN { printf "%.1f", b - a }') s"

@@ -13,23 +13,44 @@
 #   l2.end=reset               reboot -f: PSCI SYSTEM_RESET
 #   l2.end=exitN               writes N to the exit register (README
 #                              "Exit status"): microvm exits N
+#   l2.end=cad                 waits for Ctrl-Alt-Del from the
+#                              virtio-input keyboard (SendCtrlAltDel):
+#                              as an init does, it takes it as SIGINT
+#                              (ctrl-alt-del sysctl 0, set before the
+#                              keyboard's driver loads), prints it and
+#                              powers off
 #   l2.hang=1                  waits forever (for microvm's --timeout)
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
-# The cloud kernel's virtio drivers are modules (prepare.sh), in order.
-for m in virtio_ring virtio virtio_mmio virtio_pci_modern_dev \
-	virtio_pci_legacy_dev virtio_pci virtio_blk; do
-	[ -f "/lib/modules/$m.ko" ] && insmod "/lib/modules/$m.ko"
-done
 disk=0 end=poweroff
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	l2.disk=1) disk=1 ;;
 	l2.end=*) end=${arg#l2.end=} ;;
 	esac
+done
+input_names()
+{
+	echo "ARM64-L2: input $(sed -n 's/^N: Name=//p' \
+		/proc/bus/input/devices 2>/dev/null | tr '\n' ' ')"
+}
+cad_seen()
+{
+	input_names
+	echo "ARM64-L2: ctrl-alt-del seen"
+	poweroff -f
+}
+if [ "$end" = cad ]; then
+	echo 0 >/proc/sys/kernel/ctrl-alt-del
+	trap cad_seen INT
+fi
+# The cloud kernel's virtio drivers are modules (prepare.sh), in order.
+for m in virtio_ring virtio virtio_mmio virtio_pci_modern_dev \
+	virtio_pci_legacy_dev virtio_pci virtio_blk virtio_input; do
+	[ -f "/lib/modules/$m.ko" ] && insmod "/lib/modules/$m.ko"
 done
 # virtio-blk probes asynchronously: give vda a moment to appear.
 n=0
@@ -84,6 +105,10 @@ if grep -q 'l2.hang=1' /proc/cmdline; then
 	while :; do sleep 3600; done
 fi
 echo "ARM64-L2: end $end"
+if [ "$end" = cad ]; then
+	# cad_seen() ends it (SIGINT from the kernel's ctrl_alt_del()).
+	while :; do sleep 1; done
+fi
 case "$end" in
 reset) reboot -f ;;
 exit[0-9]*) devmem 0xf0100000 8 "${end#exit}" ;;

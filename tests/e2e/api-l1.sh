@@ -22,12 +22,7 @@ API_TAG=API
 # shellcheck source=api-lib-l1.sh
 . "$(dirname "$0")/api-lib-l1.sh"
 
-"$microvm" --api-sock "$sock" --id e2e-api >"$work/console" \
-	2>"$work/stderr" </dev/null &
-pid=$!
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$sock" ] && ok "API socket after $i tenths" || bad "no API socket"
+api_start e2e-api
 
 expect 200 GET /
 case "$body" in

@@ -4,12 +4,29 @@
 # "$API_TAG-FAIL:" lines and count failures in $fails, curl calls on the
 # socket $sock, and the pause checks against the guest's tick counter
 # (microvm.test=api prints E2E-TICK N every 0.1 s to $work/console).
-# The caller sets API_TAG, curl, sock, work and pid (microvm's).
+# The caller sets API_TAG, microvm, curl, sock and work.
 fails=0
 still=0
 moved=0
 ok() { echo "$API_TAG-OK: $*"; }
 bad() { echo "$API_TAG-FAIL: $*"; fails=$((fails + 1)); }
+
+# api_start ID: microvm --api-sock $sock --id ID in the background
+# (console and stderr in $work, its pid in $pid); its socket must appear
+# within 10 s.
+api_start()
+{
+	"$microvm" --api-sock "$sock" --id "$1" >"$work/console" \
+		2>"$work/stderr" </dev/null &
+	pid=$!
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -S "$sock" ] && ok "API socket after $i tenths" ||
+		bad "no API socket"
+}
 
 # call METHOD PATH [BODY]: sets code and body (the answer's).
 call()

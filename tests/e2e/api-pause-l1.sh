@@ -40,12 +40,7 @@ drive()
 	expect 204 PUT "/drives/$1" '{"drive_id": "'"$1"'", "path_on_host": "'"$2"'", "is_root_device": '"$([ "$1" = rootfs ] && echo true || echo false)"', "is_read_only": false, "transport": "pci", "engine": "'"$3"'"}'
 }
 
-"$microvm" --api-sock "$sock" --id e2e-pause >"$work/console" \
-	2>"$work/stderr" </dev/null &
-pid=$!
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$sock" ] && ok "API socket after $i tenths" || bad "no API socket"
+api_start e2e-pause
 
 expect 204 PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "initrd_path": "'"$initrd"'", "boot_args": "console=ttyS0 reboot=k panic=1 microvm.test=api microvm.fio=/dev/vdb,/dev/vdc quiet"}'
 expect 204 PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 256}'

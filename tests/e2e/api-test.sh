@@ -35,6 +35,7 @@ done
 # engine=vhost: the module and L1's vhost core, in L1 only (never loaded
 # into this host's kernel).
 if [ -n "$vhost_ko" ] && [ -n "$art" ]; then
+	art=$(cd "$art" && pwd -P) || exit 1
 	e2e_vhost_wrap api-test "$art" "$vhost_ko"
 	mode_args=(--mode nested)
 fi

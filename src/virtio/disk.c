@@ -361,7 +361,7 @@ static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 		return disk_fail(err, errlen, -ENOMEM, "disk %s: %s", o->path,
 				 strerror(ENOMEM));
 	ret = disk_probe(d, err, errlen);
-	if (!ret)
+	if (!ret && !o->relock)
 		ret = disk_lock(d, err, errlen);
 	if (!ret && o->snapshot)
 		ret = disk_overlay_open(d, o, err, errlen);
@@ -377,6 +377,11 @@ static int disk_setup(struct disk *d, int fd, const struct disk_opts *o,
 		d->fd = -1;
 	}
 	return ret;
+}
+
+int disk_relock(struct disk *d, char *err, size_t errlen)
+{
+	return disk_lock(d, err, errlen);
 }
 
 int disk_open_fd(struct disk *d, int fd, const struct disk_opts *o,

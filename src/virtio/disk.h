@@ -84,6 +84,13 @@ struct disk_opts {
 	const char *tmpdir;
 	bool no_reflink;       /* snapshot: use the cluster map even where the
 				* file system could clone the image (tests) */
+	/*
+	 * relock: the image is the one this process has open and locked
+	 * already (a drive PATCHed to its own file, to re-read its size):
+	 * leave it unlocked, and lock it with disk_relock() once the old
+	 * descriptor is closed (an OFD lock conflicts with our own).
+	 */
+	bool relock;
 };
 
 enum disk_op {
@@ -246,6 +253,17 @@ int disk_open(struct disk *d, const struct disk_opts *o, char *err,
  */
 int disk_open_fd(struct disk *d, int fd, const struct disk_opts *o,
 		 char *err, size_t errlen);
+
+/**
+ * disk_relock() - take the image's lock after a disk_open() with
+ * @relock, once the descriptor that held it is closed.
+ * @d: the disk opened with @relock.
+ * @err: set on failure (another process took the lock meanwhile).
+ * @errlen: size of @err.
+ *
+ * Return: 0, or -EBUSY with @err set.
+ */
+int disk_relock(struct disk *d, char *err, size_t errlen);
 
 /**
  * disk_close() - release the lock and the descriptor (a snapshot's

@@ -290,14 +290,63 @@ static void patch_drive(struct api_ctx *c, const char *id,
 	reply_set(r, ret, err);
 }
 
+/* The logger's part of the configuration, to undo a PUT whose file
+ * cannot be opened (a 400 changes nothing). */
+struct logger_saved {
+	char *path, *module;
+	enum config_log_level level;
+	bool show_level, show_origin;
+};
+
+static int logger_save(const struct vm_config *cfg, struct logger_saved *s)
+{
+	s->path = cfg->log_path ? strdup(cfg->log_path) : NULL;
+	s->module = cfg->log_module ? strdup(cfg->log_module) : NULL;
+	s->level = cfg->log_level;
+	s->show_level = cfg->log_show_level;
+	s->show_origin = cfg->log_show_origin;
+	if ((cfg->log_path && !s->path) || (cfg->log_module && !s->module)) {
+		free(s->path);
+		free(s->module);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void logger_restore(struct vm_config *cfg, struct logger_saved *s)
+{
+	free(cfg->log_path);
+	free(cfg->log_module);
+	cfg->log_path = s->path;
+	cfg->log_module = s->module;
+	cfg->log_level = s->level;
+	cfg->log_show_level = s->show_level;
+	cfg->log_show_origin = s->show_origin;
+}
+
 static void put_logger(struct api_ctx *c, const char *id,
 		       const struct api_request *req, struct api_response *r)
 {
 	char err[ERR_LEN] = "";
+	struct logger_saved saved;
+	int ret;
 
 	(void)id;
-	reply_set(r, fc_put_logger(c->cfg, req->body, req->body_len, err,
-				   sizeof(err)), err);
+	if (logger_save(c->cfg, &saved)) {
+		reply_set(r, -ENOMEM, "out of memory");
+		return;
+	}
+	ret = fc_put_logger(c->cfg, req->body, req->body_len, err,
+			    sizeof(err));
+	if (!ret)
+		ret = c->act->set_logger(c->act->opaque, err, sizeof(err));
+	if (ret) {
+		logger_restore(c->cfg, &saved);
+	} else {
+		free(saved.path);
+		free(saved.module);
+	}
+	reply_set(r, ret, err);
 }
 
 static void put_metrics(struct api_ctx *c, const char *id,

@@ -35,6 +35,8 @@ struct api_actions {
 			   size_t errlen);
 	/* PUT /metrics: open the path now (a FIFO must have a reader). */
 	int (*open_metrics)(void *opaque, char *err, size_t errlen);
+	/* PUT /logger: (re)open log_path and apply level and format. */
+	int (*set_logger)(void *opaque, char *err, size_t errlen);
 	void *opaque;
 };
 

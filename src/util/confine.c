@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "util/confine_policy.h"
+#include "util/log.h"
 
 /* si_code of a SIGSYS from a filter (the kernel's asm-generic/siginfo.h,
  * which glibc's headers leave out). */
@@ -578,12 +579,14 @@ void confine_thread(enum confine_class cls)
 	bool is_main = pthread_equal(pthread_self(), confine.main_thread);
 	sigset_t sys;
 
-	if (!confine.prepared || (unsigned int)cls >= CONFINE_NR_CLASSES)
-		return;
-	thread_class = class_names[cls];
+	/* The name its log lines carry, read while prctl is still ours. */
 	if (prctl(PR_GET_NAME, thread_name, 0, 0, 0))
 		thread_name[0] = '\0';
 	thread_name[sizeof(thread_name) - 1] = '\0';
+	log_set_thread_name(thread_name);
+	if (!confine.prepared || (unsigned int)cls >= CONFINE_NR_CLASSES)
+		return;
+	thread_class = class_names[cls];
 	/* Synchronous: the thread that made the call must take it. */
 	sigemptyset(&sys);
 	sigaddset(&sys, SIGSYS);

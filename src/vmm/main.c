@@ -496,6 +496,55 @@ static int act_open_metrics(void *opaque, char *err, size_t errlen)
 	return 0;
 }
 
+/* Firecracker's level names to ours; its default is Info. */
+static int sink_level(enum config_log_level l)
+{
+	switch (l) {
+	case CONFIG_LOG_OFF:
+		return -1;
+	case CONFIG_LOG_ERROR:
+		return LOG_ERROR;
+	case CONFIG_LOG_WARNING:
+		return LOG_WARN;
+	case CONFIG_LOG_DEBUG:
+	case CONFIG_LOG_TRACE:
+		return LOG_DEBUG;
+	case CONFIG_LOG_UNSET:
+	case CONFIG_LOG_INFO:
+	default:
+		return LOG_INFO;
+	}
+}
+
+/* The logger's file sink from the configuration: log_path opened (a FIFO
+ * read-write, so it never needs a reader to open; not blocking), its
+ * level and format applied. Without a log_path, stderr only. */
+static int act_set_logger(void *opaque, char *err, size_t errlen)
+{
+	struct log_sink_config sc = {
+		.level = sink_level(cfg.log_level),
+		.show_level = cfg.log_show_level,
+		.show_origin = cfg.log_show_origin,
+		.id = cfg.id,
+		.module = cfg.log_module,
+	};
+
+	(void)opaque;
+	if (!cfg.log_path)
+		return 0;
+	sc.fd = open(cfg.log_path, O_RDWR | O_CREAT | O_APPEND | O_NONBLOCK |
+				   O_CLOEXEC, 0600);
+	if (sc.fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "log path %s: %s", cfg.log_path,
+			 strerror(e));
+		return -e;
+	}
+	log_set_sink(&sc);
+	return 0;
+}
+
 static int act_flush_metrics(void *opaque, char *err, size_t errlen)
 {
 	int ret;
@@ -547,6 +596,7 @@ static const struct api_actions api_actions = {
 	.ctrl_alt_del = act_ctrl_alt_del,
 	.patch_drive = act_patch_drive,
 	.open_metrics = act_open_metrics,
+	.set_logger = act_set_logger,
 };
 
 static struct api_ctx api_ctx = {
@@ -666,6 +716,10 @@ int main(int argc, char **argv)
 		return VM_EXIT_STARTUP;
 	}
 	if (cfg.metrics_path && act_open_metrics(NULL, err, sizeof(err))) {
+		fail_startup(err);
+		return VM_EXIT_STARTUP;
+	}
+	if (act_set_logger(NULL, err, sizeof(err))) {
 		fail_startup(err);
 		return VM_EXIT_STARTUP;
 	}

@@ -46,6 +46,8 @@ struct metrics_totals {
 	uint64_t dropped; /* not written: the fd had no room (a FIFO nobody
 			   * reads), their counts go out with the next line */
 	uint64_t fails;   /* write errors other than no room */
+	uint64_t log_missed; /* log lines the logger's sink dropped, as
+			      * of the last line built */
 };
 
 /**

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/log.h"
 #include "virtio/disk.h"
 #include "virtio/virtio.h"
 #include "vmm/metrics_priv.h"
@@ -404,11 +405,14 @@ static void add_vmm(struct metrics *mt, struct json_object *root)
 	json_object_object_add(root, "vmm", o);
 }
 
-/* "logger": Firecracker's counts of metrics lines not written. */
+/* "logger": Firecracker's counts of metrics and log lines not written. */
 static void add_logger(struct metrics *mt, struct json_object *root)
 {
 	struct json_object *o = json_object_new_object();
 
+	mt->totals.log_missed = log_missed_count();
+	jput(o, "missed_log_count",
+	     mt->totals.log_missed - mt->reported.log_missed);
 	jput(o, "missed_metrics_count",
 	     mt->totals.dropped - mt->reported.dropped);
 	jput(o, "metrics_fails", mt->totals.fails - mt->reported.fails);

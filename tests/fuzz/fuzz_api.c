@@ -115,10 +115,16 @@ static int act_metrics(void *o, char *err, size_t errlen)
 	return fake(16, err, errlen);
 }
 
+static int act_logger(void *o, char *err, size_t errlen)
+{
+	(void)o;
+	return fake(32, err, errlen);
+}
+
 static const struct api_actions acts = {
 	.start = act_start, .flush_metrics = act_flush,
 	.ctrl_alt_del = act_cad, .patch_drive = act_patch,
-	.open_metrics = act_metrics,
+	.open_metrics = act_metrics, .set_logger = act_logger,
 };
 
 static void setup(enum machine_state st)

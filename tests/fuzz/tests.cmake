@@ -18,10 +18,11 @@ file(GLOB_RECURSE MICROVM_FUZZ_HEADERS CONFIGURE_DEPENDS
 
 # Libraries every target may need: threads are started by the blk queue
 # and the UART's output buffer, and each such thread confines itself
-# through util/confine.c (libseccomp).
+# through util/confine.c (libseccomp), which names each thread's log
+# lines (util/log.c).
 set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
 	-lpthread)
-set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c)
+set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c util/log.c)
 # The Firecracker objects and config file (json-c), and what they fill.
 set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c
 	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c)
@@ -115,7 +116,7 @@ microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c
 	virtio/blk_poll.c virtio/blk_req.c virtio/disk_queue.c virtio/disk_req.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c
-	util/log.c util/defer_call.c util/guarded_copy.c
+	util/defer_call.c util/guarded_copy.c
 	util/ratelimit.c util/clock.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
@@ -133,14 +134,14 @@ microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_FC_CONFIG}
 microvm_fuzz_target(fuzz_fc_config ${MICROVM_FUZZ_FC_CONFIG})
 # The arm64 console, on its own (no bus: the model decodes its whole page).
 microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c
-	util/clock.c util/evloop.c util/log.c util/outbuf.c
+	util/clock.c util/evloop.c util/outbuf.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
 	devices/i8042.c devices/exitdev.c devices/boottime.c devices/pvpanic.c
 	util/clock.c
-	util/evloop.c util/log.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})
+	util/evloop.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})
 # The API's HTTP request parser, on its own (no socket, no thread).
 microvm_fuzz_target(fuzz_http api/http.c)
 # The API's routes and states over Firecracker's objects (fake actions).
 microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
-	api/http.c util/log.c ${MICROVM_FUZZ_FC_CONFIG} ${MICROVM_FUZZ_CONFINE})
+	api/http.c ${MICROVM_FUZZ_FC_CONFIG} ${MICROVM_FUZZ_CONFINE})

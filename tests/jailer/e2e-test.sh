@@ -13,9 +13,12 @@
 # pipe, a socket, a file of the jail (by inode) or a copy of the stdio
 # the caller gave; the
 # guest read L1's marker and its token is in the image afterwards.
-# Then Kata's start (uid 0, --daemonize): the jailer exits 0 at once, the
-# pid file names microvm, pid 1 in its own session, stdout /dev/null,
-# and the guest's token reaches its disk.
+# Then Kata's jailed start, call for call as its fc.go makes it (uid 0,
+# --daemonize, its config file, GET / on the default socket, the pid
+# file, an image bound over a placeholder drive and PATCHed in, SIGTERM):
+# the jailer exits 0 at once, the pid file names microvm, pid 1 in its
+# own session, stdout /dev/null, and the guest reads the hot-plugged
+# image and writes its token into it.
 #
 # Usage: e2e-test.sh --jailer BIN --microvm BIN --artifacts DIR
 # Exit: 0 pass, 1 fail, 77 skipped (no nested harness; or a microvm or
@@ -30,6 +33,8 @@ E2E_DIR=$JAIL_DIR/../e2e
 jailer=
 microvm=
 art=
+curl=$(command -v curl) ||
+	{ echo "jail-e2e: SKIP: no curl (apt-get install curl)"; exit 77; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--jailer) jailer=$2; shift 2 ;;
@@ -66,9 +71,9 @@ run_guest()
 {
 	local start=$SECONDS
 	MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --mode nested \
-		--artifacts "$art" --timeout 600 -- \
+		--artifacts "$art" --timeout 600 --file "$curl" -- \
 		/bin/sh "$JAIL_DIR/e2e-l1.sh" --jailer "$jailer" \
-		--microvm "$microvm" --kernel "$art/vmlinuz" \
+		--microvm "$microvm" --curl "$curl" --kernel "$art/vmlinuz" \
 		--initrd "$work/initrd.cpio.gz" \
 		2> >(tee "$work/stderr" >&2) | tee "$work/out"
 	status=${PIPESTATUS[0]}
@@ -131,19 +136,36 @@ token=$(out | sed -n 's/.*JAIL-GUEST: wrote \([0-9a-f]*\) readback.*/\1/p' |
 	fail "the guest's write did not read back: $(out | grep -m 1 'JAIL-GUEST: wrote' || echo none)"
 want "disk-out JAIL-OUT $token"
 
-# Kata's start (--uid 0 --gid 0 --daemonize): the jailer is gone at once,
-# microvm pid 1 of its namespace, in its own session with stdout on
-# /dev/null; it ran the guest to its end (its token on the disk).
+# Kata's jailed start (--uid 0 --gid 0 --daemonize -- --config-file):
+# the jailer is gone at once, GET / on the jail's default socket says
+# Running, the pid file names microvm, pid 1 in its own session with
+# stdout on /dev/null; the image bound over placeholder drive_0 reached
+# the guest through PATCH /drives (it read L1's marker from it and wrote
+# its token back), a PATCH to the same file after it grew re-read its
+# size (Firecracker's rescan), the unplug PATCH and SIGTERM ended it.
 want "daemon jailer-status=0$(out | sed -n 's/^JAIL: daemon jailer-status=0\( after .*\)$/\1/p')"
+want "kata running yes"
 out | grep -qxE 'JAIL: daemon pidfile [0-9]+' || fail "daemon: no pid file"
 want "daemon status Uid: 0 0 0 0"
 out | grep -qxE 'JAIL: daemon status NSpid: [0-9]+ 1' ||
 	fail "daemon: not pid 1: $(out | grep -m 1 'daemon status NSpid')"
 want "daemon own-session yes"
 want "daemon stdout character special file 1:3"
+out | grep -qxE 'JAIL: kata patch-in 204 ?' ||
+	fail "hot-plug PATCH: $(out | grep -m 1 'kata patch-in' || echo none)"
+out | grep -qxE 'JAIL: kata rescan 204 ?' ||
+	fail "rescan PATCH (the drive's own file): $(out | grep -m 1 'kata rescan' || echo none)"
+out | grep -qE '^JAIL: kata logline [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9} \[e2e-jail-2:[^]:]+\] drive drive_0: now /drive_0, ' ||
+	fail "the log FIFO's line is not in Firecracker's format: $(out | grep -m 1 'kata logline' || echo none)"
+want "kata log now /drive_0, 4194304 bytes"
+want "kata log now /drive_0, 5242880 bytes"
+want "kata log now /drive_0, 0 bytes"
+out | grep -qxE 'JAIL: kata patch-out 204 ?' ||
+	fail "unplug PATCH: $(out | grep -m 1 'kata patch-out' || echo none)"
 want "daemon ended yes"
-out | grep -qxE 'JAIL: daemon disk-out JAIL-OUT [0-9a-f]{32}' ||
-	fail "daemon: the guest's token is not on its disk: $(out | grep -m 1 'daemon disk-out')"
+kmarker=$(out | sed -n 's/^JAIL: kata marker //p')
+out | grep -qxE "JAIL: daemon disk-out JAIL-OUT [0-9a-f]{32} saw JAIL-IN $kmarker" ||
+	fail "daemon: the guest did not read the hot-plugged image ('$kmarker') and write its token: $(out | grep -m 1 'daemon disk-out')"
 
 if [ "$fails" -gt 0 ]; then
 	echo "jail-e2e: $fails check(s) failed"

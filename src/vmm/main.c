@@ -736,6 +736,9 @@ int main(int argc, char **argv)
 		fail_startup("cannot start the API thread");
 		return VM_EXIT_STARTUP;
 	}
+	/* Ready for the caller: the API serves, or the boot starts. */
+	metrics_note_startup(cfg.start_time_us, cfg.start_time_cpu_us,
+			     cfg.parent_cpu_time_us);
 	/*
 	 * With the API and neither a config file nor a boot source on the
 	 * command line, wait for InstanceStart; else boot at once (the API,

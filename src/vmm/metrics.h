@@ -114,6 +114,17 @@ int metrics_init(struct machine *m);
 void metrics_exit(struct machine *m);
 
 /**
+ * metrics_note_startup() - Firecracker's "api_server" startup times,
+ * once, when microvm is ready for its caller (the API serving, or the
+ * boot starting without one): wall time since @start_us (CLOCK_MONOTONIC,
+ * the jailer's --start-time-us; 0: since microvm's own start) and CPU
+ * time since @start_cpu_us plus @parent_cpu_us (the jailer's share).
+ * Every later line carries them. Context: main thread.
+ */
+void metrics_note_startup(uint64_t start_us, uint64_t start_cpu_us,
+			  uint64_t parent_cpu_us);
+
+/**
  * metrics_write() - one line of @m's counters to @fd (metrics_emit()).
  * Return: as metrics_emit(); -ENODEV without metrics_init().
  * Context: any thread (the RSS only in lines of metrics_init()'s).

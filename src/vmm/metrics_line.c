@@ -405,6 +405,42 @@ static void add_vmm(struct metrics *mt, struct json_object *root)
 	json_object_object_add(root, "vmm", o);
 }
 
+/* Firecracker's "api_server" startup times; 0 until noted. */
+static _Atomic uint64_t startup_us, startup_cpu_us;
+
+static uint64_t clock_us(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void metrics_note_startup(uint64_t start_us, uint64_t start_cpu_us,
+			  uint64_t parent_cpu_us)
+{
+	uint64_t now = clock_us(CLOCK_MONOTONIC);
+	uint64_t cpu = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+
+	if (atomic_load(&startup_us))
+		return;
+	atomic_store(&startup_cpu_us, (cpu > start_cpu_us ?
+				       cpu - start_cpu_us : 0) +
+				      parent_cpu_us);
+	atomic_store(&startup_us, start_us && now > start_us ?
+			  now - start_us : clock_since_start_ns() / 1000);
+}
+
+static void add_api_server(struct json_object *root)
+{
+	struct json_object *o = json_object_new_object();
+
+	jput(o, "process_startup_time_us", atomic_load(&startup_us));
+	jput(o, "process_startup_time_cpu_us", atomic_load(&startup_cpu_us));
+	json_object_object_add(root, "api_server", o);
+}
+
 /* "logger": Firecracker's counts of metrics and log lines not written. */
 static void add_logger(struct metrics *mt, struct json_object *root)
 {
@@ -435,6 +471,7 @@ char *metrics_line(struct metrics *mt, const struct metrics_source *src,
 		goto out;
 	add_vcpus(mt, root);
 	add_vmm(mt, root);
+	add_api_server(root);
 	add_logger(mt, root);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
 	if (!text)

@@ -200,7 +200,21 @@ static void test_fake_machine(void)
 	CHECK(jnum(o, "vmm.rss_kib") > 0);
 	CHECK(jnum(o, "vmm.rss_peak_kib") >= jnum(o, "vmm.rss_kib"));
 	CHECK_EQ(jnum(o, "logger.missed_metrics_count"), 0);
+	CHECK_EQ(jnum(o, "logger.missed_log_count"), 0);
+	CHECK_EQ(jnum(o, "api_server.process_startup_time_us"), 0);
 	json_object_put(o);
+
+	/* Startup as a jailer started 1.5 s ago with 2 ms of its CPU time
+	 * reports it (once: a second note changes nothing). */
+	{
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		metrics_note_startup(now - 1500000, 0, 2000);
+		metrics_note_startup(now - 9000000, 0, 0);
+	}
 
 	/* The next line: counts are deltas, the window is a gauge. */
 	atomic_fetch_add(&fake_vcpus[0].exits[VCPU_EXIT_IO_OUT], 2);
@@ -210,6 +224,9 @@ static void test_fake_machine(void)
 	CHECK_EQ(jnum(o, "vcpu.exit_io_out"), 2);
 	CHECK_EQ(jnum(o, "vcpu.vcpus.0.exit_io_out"), 2);
 	CHECK_EQ(jnum(o, "vcpu.exit_mmio_write"), 0);
+	CHECK(jnum(o, "api_server.process_startup_time_us") >= 1500000);
+	CHECK(jnum(o, "api_server.process_startup_time_us") < 9000000);
+	CHECK(jnum(o, "api_server.process_startup_time_cpu_us") >= 2000);
 	json_object_put(o);
 
 	/* Before the vCPUs and disks exist: a line all the same. */

@@ -247,9 +247,10 @@ replay_kata()
 	mount -o bind "$data" "$work/drive_0" || bad "binding the image over drive_0"
 	expect 204 PATCH /drives/drive_0 '{"drive_id":"drive_0","path_on_host":"'"$work/drive_0"'"}'
 	wait_rounds
-	# HotplugRemoveDevice: unbind, then PATCH the same path again (the
-	# empty placeholder once more).
-	umount "$work/drive_0" || bad "unbinding drive_0"
+	# HotplugRemoveDevice: a lazy unbind (umountResource: MNT_DETACH,
+	# microvm still has the image open), then PATCH the same path again
+	# (the empty placeholder once more).
+	umount -l "$work/drive_0" || bad "unbinding drive_0"
 	expect 204 PATCH /drives/drive_0 '{"drive_id":"drive_0","path_on_host":"'"$work/drive_0"'"}'
 	# fcEnd: SIGTERM, then wait.
 	kill -TERM "$pid"

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fw_table.h"
 #include "test.h"
 #include "acpi.h"
 #include "layout.h"
@@ -38,26 +39,6 @@ struct tables {
 
 static uint8_t buf[LAYOUT_ACPI_SIZE + GUARD];
 static struct acpi_mmio_dev mmio_devs[VIRTIO_MMIO_MAX_SLOTS];
-
-static uint64_t le(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static bool sums_to_zero(const uint8_t *p, size_t n)
-{
-	uint8_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		sum = (uint8_t)(sum + p[i]);
-	return sum == 0;
-}
 
 static size_t count_bytes(const uint8_t *p, size_t n, const void *pat,
 			  size_t plen)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fw_table.h"
 #include "test.h"
 #include "layout.h"
 #include "mptable.h"
@@ -28,26 +29,6 @@ struct mp_seen {
 	int pin_src[IOAPIC_NR_PINS]; /* ISA IRQ of each mp_INT pin, or -1 */
 	bool extint_pin0, lint0_extint, lint1_nmi;
 };
-
-static uint64_t le(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static bool sums_to_zero(const uint8_t *p, size_t n)
-{
-	uint8_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		sum = (uint8_t)(sum + p[i]);
-	return sum == 0;
-}
 
 static void seen_cpu(struct mp_seen *s, const uint8_t *e, unsigned int i)
 {

@@ -579,11 +579,13 @@ void confine_thread(enum confine_class cls)
 	bool is_main = pthread_equal(pthread_self(), confine.main_thread);
 	sigset_t sys;
 
-	/* The name its log lines carry, read while prctl is still ours. */
+	/* The name its log lines carry, read while prctl is still ours
+	 * (main's lines say "main", set in main()). */
 	if (prctl(PR_GET_NAME, thread_name, 0, 0, 0))
 		thread_name[0] = '\0';
 	thread_name[sizeof(thread_name) - 1] = '\0';
-	log_set_thread_name(thread_name);
+	if (!is_main)
+		log_set_thread_name(thread_name);
 	if (!confine.prepared || (unsigned int)cls >= CONFINE_NR_CLASSES)
 		return;
 	thread_class = class_names[cls];

@@ -693,6 +693,7 @@ int main(int argc, char **argv)
 	int status;
 
 	clock_mark_start(); /* first: --stats and boot-time count from here */
+	log_set_thread_name("main"); /* as Firecracker's logger names it */
 	switch (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
 	case CLI_EXIT:
 		return 0;

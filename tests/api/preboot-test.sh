@@ -107,11 +107,21 @@ refuse GET /nowhere
 # A body over the 51200-byte limit: 400, the connection closed.
 call PUT /boot-source "{\"boot_args\": \"$(head -c 60000 /dev/zero | tr '\0' a)\"}"
 [ "$code" = 400 ] && ok "oversized body refused" || bad "oversized body -> $code"
+# The logger: a path that cannot be opened is a 400 that changes
+# nothing; then microvm's lines go to the file in Firecracker's format.
+refuse PUT /logger '{"log_path": "'"$work"'/no-such-dir/log", "level": "Debug"}'
+expect 204 PUT /logger '{"log_path": "'"$work"'/log", "level": "Info", "show_level": true, "show_log_origin": true}'
 expect 400 PUT /actions '{"action_type": "InstanceStart"}'
 case "$body" in
 *not-a-kernel* | *'/dev/kvm'*) ok "InstanceStart refused: $body" ;;
 *) bad "InstanceStart: $body" ;;
 esac
+# The failed start's error line, as Firecracker writes a line.
+if grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9} \[preboot-1:main:ERROR:vmm/main\.c:[0-9]+\] InstanceStart: ' "$work/log"; then
+	ok "logger line: $(head -n 1 "$work/log")"
+else
+	bad "no InstanceStart line in the logger's file: $(head -n 3 "$work/log" 2>&1)"
+fi
 expect 200 GET /
 case "$body" in *'"state":"Not started"'*) ok "still Not started" ;; *) bad "after a failed start: $body" ;; esac
 # A second microvm on the same path is refused at once.

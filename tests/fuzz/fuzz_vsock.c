@@ -209,7 +209,7 @@ static void do_tx(void)
 	h.op = take() % 9;
 	h.flags = take() % 4;
 	h.len = sel & 32 ? take32() : (uint32_t)bytes;
-	h.buf_alloc = sel & 64 ? take32() : 1u << 18;
+	h.buf_alloc = sel & 64 ? take32() : (uint32_t)take() * 64;
 	h.fwd_cnt = take32();
 	if (bytes > sizeof(payload))
 		bytes = sizeof(payload);

@@ -386,7 +386,7 @@ int blk_dev_create(struct blk_dev **out, struct virtio_dev *vdev,
 	blk_build_config(b, cfg);
 	for (i = 0; i < VIRTIO_MAX_QUEUES; i++) {
 		b->queues[i].b = b;
-		b->queues[i].epfd = b->queues[i].stop_fd = -1;
+		b->queues[i].w.epfd = b->queues[i].w.wake_fd = -1;
 	}
 	snprintf(b->vhost.name, sizeof(b->vhost.name), "%s", name);
 	if (b->be_ops->open) {

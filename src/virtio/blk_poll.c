@@ -75,14 +75,13 @@ void blk_poll_init(struct blk_queue *bq, uint64_t max_ns)
 	bq->poll.window_ns = 0;
 	bq->poll.missed_at = 0;
 	bq->poll.kicks_off = false;
-	atomic_store(&bq->stop_req, false);
 	blk_poll_set(bq, 0);
 }
 
 bool blk_poll_wanted(struct blk_queue *bq)
 {
 	return bq->poll.max_ns &&
-	       !atomic_load_explicit(&bq->stop_req, memory_order_relaxed);
+	       !vq_worker_stop_asked(&bq->w);
 }
 
 /*
@@ -95,7 +94,7 @@ static unsigned int blk_poll_end(struct blk_queue *bq)
 	if (!bq->poll.kicks_off)
 		return 0;
 	bq->poll.kicks_off = false;
-	if (virtq_notify_enable(&bq->q->vq) && !bq->stopping)
+	if (virtq_notify_enable(&bq->q->vq) && !bq->w.stopping)
 		return BLK_POLL_RING;
 	return 0;
 }
@@ -114,7 +113,7 @@ static unsigned int blk_poll_spin(struct blk_queue *bq, uint64_t start,
 		if (disk_queue_ready(bq->dq))
 			found |= BLK_POLL_DISK;
 		if (found || *now >= end ||
-		    atomic_load_explicit(&bq->stop_req, memory_order_relaxed))
+		    vq_worker_stop_asked(&bq->w))
 			return found;
 		blk_poll_relax();
 	}
@@ -128,7 +127,7 @@ unsigned int blk_poll_run(struct blk_queue *bq)
 	unsigned int found;
 	bool late, cut;
 
-	if (!blk_poll_wanted(bq) || bq->stopping || bq->broken ||
+	if (!blk_poll_wanted(bq) || bq->w.stopping || bq->broken ||
 	    bq->throttled)
 		return blk_poll_end(bq);
 	if (!p->kicks_off) {
@@ -146,7 +145,7 @@ unsigned int blk_poll_run(struct blk_queue *bq)
 				  memory_order_relaxed);
 	/* The held notification is due: released, then the window anew. */
 	if (!found && cut &&
-	    !atomic_load_explicit(&bq->stop_req, memory_order_relaxed))
+	    !vq_worker_stop_asked(&bq->w))
 		return BLK_POLL_HOLD;
 	late = !found;
 	if (late)

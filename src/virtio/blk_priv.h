@@ -16,6 +16,7 @@
 #include "virtio/blk.h"
 #include "virtio/blk_backend.h"
 #include "virtio/blk_vhost.h"
+#include "virtio/worker.h"
 
 /* One request slot; a queue has one per ring entry, preallocated. */
 struct blk_slot {
@@ -51,10 +52,8 @@ struct blk_queue {
 	struct blk_dev *b;
 	struct virtio_queue *q;
 	struct disk_queue *dq;
-	pthread_t thread;
+	struct vq_worker w;       /* its thread (worker.h); w.stopping */
 	bool running;
-	int stop_fd;
-	int epfd;
 	uint16_t size;
 	struct blk_slot *slots;
 	struct iovec *iov_pool;  /* size iovecs per slot */
@@ -69,9 +68,7 @@ struct blk_queue {
 				   * at most size (bq_process_ring()) */
 	bool throttled;           /* stopped popping for want of room */
 	bool more;                /* stopped popping: the round's budget */
-	bool stopping;
 	bool broken;
-	atomic_bool stop_req;     /* blk_queue_stop() asked; ends a poll */
 	struct blk_poll poll;
 	struct blk_hold hold;
 	struct log_ratelimit rl;

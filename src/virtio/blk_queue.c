@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The I/O thread of one virtio-blk queue. It waits on the queue's kick
- * eventfd, its disk queue's completion fd and a stop eventfd; drains the
+ * The I/O thread of one virtio-blk queue, on the generic queue worker
+ * (worker.h). It waits on the queue's kick eventfd, its disk queue's
+ * completion fd and the worker's doorbell; drains the
  * ring with kicks off, at most a queue size of chains per round, parses
  * every chain before executing it, submits the batch with a single flush,
  * and pushes completions inside a defer_call section so that each batch
@@ -28,8 +29,8 @@
 #include "util/evloop.h"
 #include "virtio/blk_priv.h"
 
-/* epoll tags of a queue thread. */
-enum { BQ_TAG_KICK, BQ_TAG_DISK, BQ_TAG_STOP, BQ_TAG_COUNT };
+/* The device's tags in its worker's epoll set. */
+enum { BQ_TAG_KICK, BQ_TAG_DISK };
 
 /* ---- completion ---- */
 
@@ -376,7 +377,7 @@ static bool bq_notify(struct blk_queue *bq, bool asked, unsigned int pushed)
 		h->until = blk_clock_ns() + bq->b->hold_ns;
 	}
 	h->count += pushed;
-	if (h->count < bq->b->hold_max && !bq->stopping)
+	if (h->count < bq->b->hold_max && !bq->w.stopping)
 		return false;
 	bq_hold_release(bq, h->count >= bq->b->hold_max);
 	return true;
@@ -495,12 +496,12 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 		defer_call_begin();
 	if (disk_ready)
 		disk_queue_reap(bq->dq, bq_complete, bq);
-	if (!bq->stopping && !bq->broken &&
+	if (!bq->w.stopping && !bq->broken &&
 	    (kicked || bq->throttled || bq->more || bq->limited)) {
 		bq_process_ring(bq);
 	} else {
 		/* Stopping: what was taken runs, rate limit or not. */
-		bq_rl_retry(bq, bq->stopping);
+		bq_rl_retry(bq, bq->w.stopping);
 		bq_submit_pending(bq);
 	}
 	/*
@@ -511,7 +512,7 @@ static void bq_round(struct blk_queue *bq, bool kicked, bool disk_ready)
 	 */
 	if (disk_queue_drain(bq->dq, bq_complete, bq) && bq->pending &&
 	    bq_submit_pending(bq))
-		bq->more = !bq->stopping;
+		bq->more = !bq->w.stopping;
 	if (bq->queued) {
 		ret = disk_queue_flush(bq->dq);
 		if (ret < 0)
@@ -542,89 +543,83 @@ static int64_t bq_sleep_ns(struct blk_queue *bq)
 	return t < 0 || l < t ? l : t;
 }
 
-static void *bq_thread(void *arg)
-{
-	struct blk_queue *bq = arg;
-	uint64_t tags[BQ_TAG_COUNT];
-	bool kicked, disk_ready;
-	unsigned int found;
-	int64_t timeout;
-	uint64_t kicks;
-	char name[16];
-	int i, n;
+/* ---- the worker's callbacks (worker.h) ---- */
 
-	/* Named here: naming another thread opens /proc/self/task/N/comm,
-	 * which the vCPU thread that starts us may not (util/confine.c). */
-	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
-		 bq->q->index);
-	pthread_setname_np(pthread_self(), name);
+static void bq_enter(void *opaque)
+{
+	struct blk_queue *bq = opaque;
+
 	/* A held notification's deadline is a sleep's timeout: the default
 	 * timer slack (50 us) would add up to 50 us to every hold. */
 	if (bq->b->hold_ns)
 		prctl(PR_SET_TIMERSLACK, BQ_HOLD_SLACK_NS, 0, 0, 0);
 	/* A mapped image's copies must be able to fail (util/guarded_copy.h). */
 	guarded_copy_thread();
-	confine_thread(CONFINE_IO);
-	/* Buffers may have been added before this thread listened. */
-	bq_round(bq, true, false);
-	while (!bq->stopping || bq->nr_free < bq->size) {
-		bq_hold_due(bq);
-		/* About to sleep: poll a while first (blk_poll.c). */
-		/* Not while the rate limit holds a request back: the
-		 * chains behind it would end every window at once. */
-		found = (bq->more || bq->limited) && !bq->stopping ? 0 :
-			blk_poll_run(bq);
-		if (found == BLK_POLL_HOLD)
-			continue;
-		if (found) {
-			bq_round(bq, found & BLK_POLL_RING,
-				 found & BLK_POLL_DISK);
-			continue;
-		}
-		/* More on the ring: only look at the fds, then go on. A held
-		 * notification bounds the sleep. */
-		timeout = bq->more && !bq->stopping ? 0 : bq_sleep_ns(bq);
-		n = evloop_wait_ns(bq->epfd, tags, BQ_TAG_COUNT, timeout);
-		/* The hold's deadline, not the guest or the disk, ended the
-		 * sleep: the loop's start releases it; polling learns
-		 * nothing from it. */
-		if (!n && timeout > 0)
-			continue;
-		if (n < 0) {
-			blk_poll_woke(bq, false);
-			log_ratelimited(&bq->rl, LOG_ERROR,
-					"%s: queue %u: epoll: %s",
-					bq->b->vdev->name, bq->q->index,
-					strerror(-n));
-			continue;
-		}
-		kicked = disk_ready = false;
-		for (i = 0; i < n; i++) {
-			switch (tags[i]) {
-			case BQ_TAG_KICK:
-				kicks = evfd_drain(bq->q->kick_fd);
-				atomic_fetch_add(&bq->q->stats.kicks, kicks);
-				kicked = kicks > 0;
-				break;
-			case BQ_TAG_DISK:
-				disk_ready = true;
-				break;
-			default:
-				/* A stop, or a wake (blk_queue_wake()). */
-				evfd_drain(bq->stop_fd);
-				if (atomic_load(&bq->stop_req))
-					bq->stopping = true;
-				break;
-			}
-		}
-		blk_poll_woke(bq, kicked);
-		bq_round(bq, kicked, disk_ready);
+}
+
+static void bq_wround(void *opaque, const uint64_t *tags, unsigned int n,
+		      bool kicked)
+{
+	struct blk_queue *bq = opaque;
+	bool disk_ready = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		disk_ready |= tags[i] == BQ_TAG_DISK;
+	bq_round(bq, kicked, disk_ready);
+}
+
+static int64_t bq_idle(void *opaque)
+{
+	struct blk_queue *bq = opaque;
+	unsigned int found;
+
+	bq_hold_due(bq);
+	/* About to sleep: poll a while first (blk_poll.c). Not while the
+	 * rate limit holds a request back: the chains behind it would end
+	 * every window at once. */
+	found = (bq->more || bq->limited) && !bq->w.stopping ? 0 :
+		blk_poll_run(bq);
+	if (found == BLK_POLL_HOLD)
+		return VQ_WORKER_AGAIN;
+	if (found) {
+		bq_round(bq, found & BLK_POLL_RING, found & BLK_POLL_DISK);
+		return VQ_WORKER_AGAIN;
 	}
+	/* More on the ring: only look at the fds, then go on. A held
+	 * notification bounds the sleep. */
+	return bq->more && !bq->w.stopping ? 0 : bq_sleep_ns(bq);
+}
+
+static void bq_woke(void *opaque, bool kicked)
+{
+	blk_poll_woke(opaque, kicked);
+}
+
+static bool bq_drained(void *opaque)
+{
+	struct blk_queue *bq = opaque;
+
+	return bq->nr_free == bq->size;
+}
+
+static void bq_leave(void *opaque)
+{
+	struct blk_queue *bq = opaque;
+
 	/* Stopping: what is held goes out with the last completions. */
 	if (bq->hold.until)
 		bq_hold_release(bq, false);
-	return NULL;
 }
+
+static const struct vq_worker_ops bq_worker_ops = {
+	.enter = bq_enter,
+	.round = bq_wround,
+	.idle = bq_idle,
+	.woke = bq_woke,
+	.drained = bq_drained,
+	.leave = bq_leave,
+};
 
 /* ---- queue start and stop ---- */
 
@@ -636,11 +631,7 @@ static void bq_free(struct blk_queue *bq)
 		disk_queue_close(bq->dq);
 		bq->dq = NULL;
 	}
-	if (bq->epfd >= 0)
-		close(bq->epfd);
-	if (bq->stop_fd >= 0)
-		close(bq->stop_fd);
-	bq->epfd = bq->stop_fd = -1;
+	vq_worker_destroy(&bq->w);
 	free(bq->slots);
 	free(bq->iov_pool);
 	free(bq->segs);
@@ -673,14 +664,19 @@ static int bq_alloc(struct blk_queue *bq, uint16_t size)
 
 static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 {
+	char name[16];
 	int ret;
 
 	bq->q = q;
 	bq->size = q->size;
-	bq->epfd = bq->stop_fd = -1;
+	snprintf(name, sizeof(name), "%.10s-q%u", bq->b->vdev->name,
+		 q->index);
+	ret = vq_worker_init(&bq->w, &bq_worker_ops, bq, name, CONFINE_IO);
+	if (ret)
+		return ret;
 	bq->pending = bq->limited = NULL;
 	bq->queued = bq->pushed = 0;
-	bq->throttled = bq->more = bq->stopping = bq->broken = false;
+	bq->throttled = bq->more = bq->broken = false;
 	bq->hold.until = 0;
 	bq->hold.count = 0;
 	blk_poll_init(bq, bq->b->poll_max_ns);
@@ -693,17 +689,10 @@ static int bq_setup(struct blk_queue *bq, struct virtio_queue *q)
 	ret = disk_queue_reset(bq->dq, q->size);
 	if (ret)
 		return ret;
-	bq->stop_fd = evfd_new();
-	if (bq->stop_fd < 0)
-		return bq->stop_fd;
-	bq->epfd = evloop_new();
-	if (bq->epfd < 0)
-		return bq->epfd;
-	ret = evloop_add(bq->epfd, q->kick_fd, BQ_TAG_KICK);
+	ret = vq_worker_add_kick(&bq->w, q, BQ_TAG_KICK);
 	if (!ret)
-		ret = evloop_add(bq->epfd, disk_queue_fd(bq->dq), BQ_TAG_DISK);
-	if (!ret)
-		ret = evloop_add(bq->epfd, bq->stop_fd, BQ_TAG_STOP);
+		ret = vq_worker_add_fd(&bq->w, disk_queue_fd(bq->dq),
+				       BQ_TAG_DISK);
 	return ret;
 }
 
@@ -721,17 +710,11 @@ void blk_queue_close(struct blk_queue *bq)
 
 int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)
 {
-	sigset_t all, old;
 	int ret;
 
 	ret = bq_setup(bq, q);
-	if (ret)
-		goto err_free;
-	/* Signals are for the vCPU threads: block them all in ours. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&bq->thread, NULL, bq_thread, bq);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ret)
+		ret = vq_worker_start(&bq->w);
 	if (ret)
 		goto err_free;
 	bq->running = true;
@@ -745,17 +728,14 @@ err_free:
 void blk_queue_wake(struct blk_queue *bq)
 {
 	if (bq->running)
-		evfd_signal(bq->stop_fd);
+		vq_worker_wake(&bq->w);
 }
 
 void blk_queue_stop(struct blk_queue *bq)
 {
 	if (!bq->running)
 		return;
-	/* Seen by a polling thread at once, the eventfd by a sleeping one. */
-	atomic_store(&bq->stop_req, true);
-	evfd_signal(bq->stop_fd);
-	pthread_join(bq->thread, NULL);
+	vq_worker_stop(&bq->w);
 	bq->running = false;
 	bq_free(bq);
 }

@@ -75,6 +75,7 @@ static const char *const class_names[CONFINE_NR_CLASSES] = {
 	[CONFINE_IO] = "io",
 	[CONFINE_CONSOLE] = "console",
 	[CONFINE_CONTROL] = "control",
+	[CONFINE_VSOCK] = "vsock",
 };
 
 static const char *const mode_names[] = {
@@ -451,7 +452,7 @@ static int parse_selftest(char *err, size_t errlen)
 	}
 	snprintf(err, errlen,
 		 "MICROVM_SECCOMP_SELFTEST=%s: not one of main, vcpu, io, "
-		 "console, control", v);
+		 "console, control, vsock", v);
 	return -EINVAL;
 }
 

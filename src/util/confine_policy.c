@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "vhost_blk.h"
@@ -289,6 +290,34 @@ static const struct confine_rule control_thread_rules[] = {
 	ALLOW_EQ(fcntl, 1, F_SETFL),
 };
 
+/*
+ * The virtio-vsock worker (virtio/vsock.c): waits in its epoll set
+ * (queue kicks, the listening socket, each connection) and changes what
+ * it watches; accepts host programs on the listening socket made at
+ * device creation; connects to a host listener <uds_path>_<port> for a
+ * guest's request (a new Unix socket: AF_UNIX only, so nothing leaves
+ * the host); moves bytes with sendmsg/recvmsg, half-closes with shutdown
+ * and closes connections. It opens no file and makes no thread.
+ */
+static const struct confine_rule vsock_rules[] = {
+	ALLOW(epoll_wait),
+	ALLOW(epoll_pwait),
+	ALLOW(epoll_pwait2),
+	ALLOW(epoll_ctl),
+	ALLOW_EQ(socket, 0, AF_UNIX),
+	ALLOW(connect),
+	ALLOW(accept4),
+	ALLOW(recvmsg),
+	ALLOW(sendmsg),
+	ALLOW(recvfrom),
+	ALLOW(sendto),
+	ALLOW(shutdown),
+	ALLOW(close),
+};
+
+static const struct confine_part part_vsock =
+	PART_NO_IOCTLS("vsock", vsock_rules);
+
 static const struct confine_part part_control_thread =
 	PART_NO_IOCTLS("control thread", control_thread_rules);
 
@@ -354,10 +383,16 @@ static const struct confine_part part_sanitizer =
 #endif
 
 static bool policy_api;
+static bool policy_vsock;
 
 void confine_policy_api(bool on)
 {
 	policy_api = on;
+}
+
+void confine_policy_vsock(bool on)
+{
+	policy_vsock = on;
 }
 
 size_t confine_policy_parts(enum confine_class cls,
@@ -375,10 +410,14 @@ size_t confine_policy_parts(enum confine_class cls,
 		parts[n++] = &part_io;
 		if (policy_api)
 			parts[n++] = &part_swap;
+		if (policy_vsock)
+			parts[n++] = &part_vsock;
 		break;
 	case CONFINE_VCPU:
 		parts[n++] = &part_vcpu;
 		parts[n++] = &part_io;
+		if (policy_vsock)
+			parts[n++] = &part_vsock;
 		break;
 	case CONFINE_IO:
 		parts[n++] = &part_io;
@@ -388,6 +427,9 @@ size_t confine_policy_parts(enum confine_class cls,
 		break;
 	case CONFINE_CONTROL:
 		parts[n++] = &part_control_thread;
+		break;
+	case CONFINE_VSOCK:
+		parts[n++] = &part_vsock;
 		break;
 	default:
 		break;

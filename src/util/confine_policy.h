@@ -28,7 +28,7 @@
 #endif
 
 #define CONFINE_RULE_MAX_ARGS 2
-#define CONFINE_MAX_PARTS 6
+#define CONFINE_MAX_PARTS 8
 
 /*
  * A rule's action: the call traps into confine.c's SIGSYS handler, which
@@ -71,5 +71,15 @@ size_t confine_policy_parts(enum confine_class cls,
  * Context: main thread, before confine_prepare().
  */
 void confine_policy_api(bool on);
+
+/**
+ * confine_policy_vsock() - the machine has a virtio-vsock device: the
+ * threads that start its worker (a vCPU's at DRIVER_OK, main's at a
+ * resume) pass their filter on to it, so theirs must also admit the
+ * worker's host-socket calls (the vsock list). Without a vsock device
+ * they do not.
+ * Context: main thread, before confine_prepare().
+ */
+void confine_policy_vsock(bool on);
 
 #endif

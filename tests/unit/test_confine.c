@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -324,6 +325,43 @@ static int call_nanosleep(void)
 	return nanosleep(&ts, NULL);
 }
 
+/* The vsock worker's calls (virtio/vsock.c). */
+static int call_socket_unix(void)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	return fd < 0 ? -1 : close(fd);
+}
+
+static int call_connect_unix(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX,
+				  .sun_path = "/nonexistent/microvm_52" };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return r < 0 && errno == ENOENT ? 0 : -1;
+}
+
+static int call_sendmsg_recvmsg(void)
+{
+	char b = 1;
+	struct iovec v = { &b, 1 };
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+
+	/* The spare fd is a pipe: the kernel says it is no socket. */
+	if (sendmsg(spare_fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0 ||
+	    errno != ENOTSOCK)
+		return -1;
+	if (recvmsg(spare_fd, &m, MSG_DONTWAIT) >= 0 || errno != ENOTSOCK)
+		return -1;
+	return shutdown(spare_fd, SHUT_WR) < 0 && errno == ENOTSOCK ? 0 : -1;
+}
+
 enum spare { SPARE_PIPE, SPARE_EPOLL, SPARE_LISTEN };
 
 struct row {
@@ -335,11 +373,17 @@ struct row {
 	/* In a sanitizer build the runtime's list allows it, or its
 	 * interceptor may not pass it to the kernel: either outcome. */
 	bool sanitizer_varies;
+	bool vsock; /* the machine has a vsock device (confine_policy_vsock) */
 };
 
 #define ALLOWED(w, c, fn) { .what = (w), .cls = (c), .call = (fn) }
 #define FORBIDDEN(w, c, fn, sys)                                          \
 	{ .what = (w), .cls = (c), .call = (fn), .syscall = (sys) }
+#define VSOCK_ALLOWED(w, c, fn)                                           \
+	{ .what = (w), .cls = (c), .call = (fn), .vsock = true }
+#define VSOCK_FORBIDDEN(w, c, fn, sys)                                    \
+	{ .what = (w), .cls = (c), .call = (fn), .syscall = (sys),        \
+	  .vsock = true }
 
 static const struct row rows[] = {
 	/* Forbidden everywhere. */
@@ -511,6 +555,38 @@ static const struct row rows[] = {
 		  "rt_sigtimedwait"),
 	ALLOWED("write", CONFINE_CONSOLE, call_write),
 	ALLOWED("nanosleep", CONFINE_IO, call_nanosleep),
+	/* The vsock worker: Unix sockets only, no files, no threads. */
+	ALLOWED("socket AF_UNIX", CONFINE_VSOCK, call_socket_unix),
+	FORBIDDEN("socket AF_INET", CONFINE_VSOCK, call_socket, "socket"),
+	ALLOWED("connect", CONFINE_VSOCK, call_connect_unix),
+	ALLOWED("sendmsg recvmsg shutdown", CONFINE_VSOCK,
+		call_sendmsg_recvmsg),
+	{ .what = "accept4", .cls = CONFINE_VSOCK, .call = call_accept_listen,
+	  .spare = SPARE_LISTEN },
+	{ .what = "epoll_wait", .cls = CONFINE_VSOCK,
+	  .call = call_epoll_wait, .spare = SPARE_EPOLL },
+	ALLOWED("write", CONFINE_VSOCK, call_write),
+	FORBIDDEN("eventfd", CONFINE_VSOCK, call_eventfd, "eventfd2"),
+	FORBIDDEN("create", CONFINE_VSOCK, call_open_create, "openat"),
+	{ .what = "open read-only", .cls = CONFINE_VSOCK,
+	  .call = call_open_ro, .syscall = "openat",
+	  .sanitizer_varies = true },
+	FORBIDDEN("execve", CONFINE_VSOCK, call_execve, "execve"),
+	FORBIDDEN("fork", CONFINE_VSOCK, call_fork, "clone"),
+	FORBIDDEN("KVM_RUN", CONFINE_VSOCK, call_kvm_run, "ioctl"),
+	FORBIDDEN("io_uring_setup", CONFINE_VSOCK, call_uring_setup,
+		  "io_uring_setup"),
+	FORBIDDEN("preadv", CONFINE_VSOCK, call_preadv, "preadv"),
+	/* The threads that start it pass it their filter: with a vsock
+	 * device theirs admit its calls, without one they do not. */
+	VSOCK_ALLOWED("socket AF_UNIX", CONFINE_VCPU, call_socket_unix),
+	VSOCK_ALLOWED("connect", CONFINE_MAIN, call_connect_unix),
+	VSOCK_FORBIDDEN("socket AF_INET", CONFINE_VCPU, call_socket,
+			"socket"),
+	FORBIDDEN("socket AF_UNIX", CONFINE_VCPU, call_socket_unix, "socket"),
+	FORBIDDEN("socket AF_UNIX", CONFINE_IO, call_socket_unix, "socket"),
+	VSOCK_FORBIDDEN("socket AF_UNIX", CONFINE_IO, call_socket_unix,
+			"socket"),
 };
 
 static const char *const class_names[] = {
@@ -519,6 +595,7 @@ static const char *const class_names[] = {
 	[CONFINE_IO] = "io",
 	[CONFINE_CONSOLE] = "console",
 	[CONFINE_CONTROL] = "control",
+	[CONFINE_VSOCK] = "vsock",
 };
 
 struct child {
@@ -587,6 +664,7 @@ static int row_child(const void *p)
 			return 1;
 		spare_fd = fds[1];
 	}
+	confine_policy_vsock(a->row->vsock);
 	if (confine_prepare(a->mode, err, sizeof(err))) {
 		fprintf(stderr, "prepare: %s\n", err);
 		return 1;

@@ -39,6 +39,7 @@ struct vsock_dev {
 	int listen_fd;
 	struct vq_worker w;
 	bool kicks_added;
+	bool keep_path;         /* vsock_dev_keep_path(): no unlink at exit */
 	uint8_t config[VSOCK_CONFIG_BYTES];
 	atomic_bool reset_req;  /* vsock_dev_send_reset() asked */
 	/* The worker's: */
@@ -608,8 +609,14 @@ void vsock_dev_destroy(struct vsock_dev *v)
 	vsock_core_destroy(&v->core); /* takes its fds out of the worker */
 	vq_worker_destroy(&v->w);
 	close(v->listen_fd);
-	unlink(v->uds_path);
+	if (!v->keep_path)
+		unlink(v->uds_path);
 	free(v);
+}
+
+void vsock_dev_keep_path(struct vsock_dev *v)
+{
+	v->keep_path = true;
 }
 
 int vsock_dev_send_reset(struct vsock_dev *v)

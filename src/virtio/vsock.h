@@ -89,6 +89,13 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 void vsock_dev_destroy(struct vsock_dev *v);
 
 /**
+ * vsock_dev_keep_path() - leave uds_path in place at destroy (as
+ * Firecracker does): a thread confined before teardown may not unlink.
+ * Context: main thread, before it confines itself.
+ */
+void vsock_dev_keep_path(struct vsock_dev *v);
+
+/**
  * vsock_dev_send_reset() - tell the guest VIRTIO_VSOCK_EVENT_TRANSPORT_RESET
  * (§5.10.6.7), as after a snapshot restore: every connection is closed
  * and the event goes into the next event queue buffer (once, however

@@ -147,6 +147,14 @@ void machine_detach_vsock(struct machine *m);
 /** machine_vsock_print_stats() - --stats lines of the vsock device. */
 void machine_vsock_print_stats(struct machine *m, int fd);
 
+struct vsock_dev_stats;
+
+/**
+ * machine_vsock_stats() - the vsock device's counters (totals).
+ * Return: 0, or -ENODEV without a vsock device. Context: any thread.
+ */
+int machine_vsock_stats(struct machine *m, struct vsock_dev_stats *out);
+
 /**
  * machine_vsock_keep_path() - leave the vsock socket file at exit (main
  * confined can no longer unlink). Context: main, before confining.

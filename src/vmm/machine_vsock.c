@@ -68,6 +68,14 @@ void machine_vsock_print_stats(struct machine *m, int fd)
 	vsock_dev_print_stats(m->vsock->dev, fd);
 }
 
+int machine_vsock_stats(struct machine *m, struct vsock_dev_stats *out)
+{
+	if (!m->vsock || !m->vsock->dev)
+		return -ENODEV;
+	vsock_dev_get_stats(m->vsock->dev, out);
+	return 0;
+}
+
 void machine_vsock_keep_path(struct machine *m)
 {
 	if (m->vsock && m->vsock->dev)

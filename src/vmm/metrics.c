@@ -6,6 +6,7 @@
  */
 #include "vmm/metrics.h"
 
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "virtio/vsock.h"
 #include "vmm/machine.h"
 #include "vmm/metrics_priv.h"
 
@@ -188,6 +190,7 @@ void metrics_exit(struct machine *m)
 int metrics_write(struct machine *m, int fd)
 {
 	struct metrics_drive drives[CONFIG_MAX_DISKS];
+	struct vsock_dev_stats vs;
 	struct metrics_source src = {
 		.drives = drives,
 		.vcpus = m->vm.vcpus,
@@ -196,6 +199,8 @@ int metrics_write(struct machine *m, int fd)
 
 	if (!m->metrics)
 		return -ENODEV;
+	if (!machine_vsock_stats(m, &vs))
+		src.vsock = &vs;
 	src.nr_drives = machine_metrics_drives(m, drives, CONFIG_MAX_DISKS);
 	return metrics_emit(m->metrics, &src, fd);
 }

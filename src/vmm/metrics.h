@@ -33,11 +33,15 @@ struct metrics_drive {
 };
 
 /* Everything one line reports. */
+struct vsock_dev_stats;
+
 struct metrics_source {
 	const struct metrics_drive *drives;
 	unsigned int nr_drives;
 	struct vcpu *vcpus;        /* NULL before the vCPUs exist */
 	unsigned int nr_vcpus;
+	/* The vsock device's counters (totals), NULL: no vsock device. */
+	const struct vsock_dev_stats *vsock;
 };
 
 /* What became of the lines so far (totals, not deltas). */

@@ -258,6 +258,9 @@ int metrics_snap(struct metrics *mt, const struct metrics_source *src)
 {
 	int ret = snap_drives(mt, src);
 
+	mt->has_vsock = src->vsock != NULL;
+	if (src->vsock)
+		mt->vsock = *src->vsock;
 	return ret ? ret : snap_vcpus(mt, src);
 }
 
@@ -271,6 +274,7 @@ void metrics_snap_commit(struct metrics *mt)
 	}
 	mvals_commit(&mt->vcpu);
 	mt->reported = mt->totals;
+	mt->vsock_reported = mt->vsock;
 }
 
 /* ---- the line ---- */
@@ -455,6 +459,38 @@ static void add_logger(struct metrics *mt, struct json_object *root)
 	json_object_object_add(root, "logger", o);
 }
 
+/*
+ * "vsock": Firecracker's counters of its vsock device where ours mean the
+ * same (deltas since the last line), then ours. rx is host to guest.
+ */
+static void add_vsock(struct metrics *mt, struct json_object *root)
+{
+	const struct vsock_dev_stats *c = &mt->vsock, *r = &mt->vsock_reported;
+	struct json_object *o;
+
+	if (!mt->has_vsock || !(o = json_object_new_object()))
+		return;
+#define VD(f) (c->f - r->f)
+	jput(o, "rx_bytes_count", VD(rx_bytes));
+	jput(o, "tx_bytes_count", VD(tx_bytes));
+	jput(o, "rx_packets_count", VD(rx_packets));
+	jput(o, "tx_packets_count", VD(tx_packets));
+	jput(o, "conns_added", VD(conns_host) + VD(conns_guest));
+	jput(o, "conns_removed", VD(conns_closed));
+	jput(o, "conns_killed", VD(timeouts) + VD(credit_violations));
+	jput(o, "conns_refused", VD(conns_refused));
+	jput(o, "rst_sent", VD(rst_sent));
+	jput(o, "rst_received", VD(rst_received));
+	jput(o, "invalid_packets", VD(invalid));
+	jput(o, "credit_violations", VD(credit_violations));
+	jput(o, "stray_dropped", VD(stray_dropped));
+	jput(o, "bad_connect_lines", VD(bad_lines));
+	jput(o, "bad_buffers", VD(bad_bufs));
+	jput(o, "events_sent", VD(events_sent));
+#undef VD
+	json_object_object_add(root, "vsock", o);
+}
+
 /* The line (malloc'd, with its newline), from the snapshot just taken. */
 char *metrics_line(struct metrics *mt, const struct metrics_source *src,
 		   size_t *len)
@@ -471,6 +507,7 @@ char *metrics_line(struct metrics *mt, const struct metrics_source *src,
 		goto out;
 	add_vcpus(mt, root);
 	add_vmm(mt, root);
+	add_vsock(mt, root);
 	add_api_server(root);
 	add_logger(mt, root);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);

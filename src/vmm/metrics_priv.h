@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "virtio/vsock.h"
 #include "vmm/metrics.h"
 
 /*
@@ -39,6 +40,9 @@ struct metrics {
 	struct mvals vcpu; /* nr_vcpus * VCPU_EXIT_KINDS */
 	struct metrics_totals totals;
 	struct metrics_totals reported; /* totals as of the last line */
+	/* The vsock device's totals now and as of the last line. */
+	struct vsock_dev_stats vsock, vsock_reported;
+	bool has_vsock;
 	/* The rest of a line only partly written, to go out first. */
 	char *rest;
 	size_t rest_len, rest_off;

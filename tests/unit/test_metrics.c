@@ -15,6 +15,7 @@
 
 #include "util/confine.h"
 
+#include "virtio/vsock.h"
 #include "vmm/metrics.h"
 #include "vmm/vm.h"
 
@@ -445,10 +446,41 @@ static void test_fifo_no_reader(void)
 	metrics_free(mt);
 }
 
+/* "vsock": deltas of the device's totals; absent without a device. */
+static void test_vsock(void)
+{
+	struct vsock_dev_stats vs = { .rx_bytes = 1000, .tx_bytes = 70,
+				      .rx_packets = 3, .conns_host = 2,
+				      .conns_guest = 1, .credit_violations = 1 };
+	struct metrics_source src = { .vsock = &vs };
+	struct metrics *mt = metrics_new(-1);
+	struct json_object *o, *v;
+
+	CHECK(mt != NULL);
+	o = emit_parse(mt, &src);
+	CHECK_EQ(jnum(o, "vsock.rx_bytes_count"), 1000);
+	CHECK_EQ(jnum(o, "vsock.tx_bytes_count"), 70);
+	CHECK_EQ(jnum(o, "vsock.rx_packets_count"), 3);
+	CHECK_EQ(jnum(o, "vsock.conns_added"), 3);
+	CHECK_EQ(jnum(o, "vsock.conns_killed"), 1);
+	json_object_put(o);
+	vs.rx_bytes += 24;
+	o = emit_parse(mt, &src);
+	CHECK_EQ(jnum(o, "vsock.rx_bytes_count"), 24);
+	CHECK_EQ(jnum(o, "vsock.conns_added"), 0);
+	json_object_put(o);
+	src.vsock = NULL;
+	o = emit_parse(mt, &src);
+	CHECK(!json_object_object_get_ex(o, "vsock", &v));
+	json_object_put(o);
+	metrics_free(mt);
+}
+
 int main(void)
 {
 	int ret;
 
+	test_vsock();
 	test_fake_machine();
 	test_other_thread();
 	test_confined();

@@ -341,9 +341,10 @@ static int put_object(struct vm_config *cfg, const char *obj,
 static int vsock_check_path(struct fc_ctx *c, const char *path,
 			    unsigned int engine)
 {
+	if (engine == CONFIG_VSOCK_VHOST && path)
+		return fc_fail(c, "uds_path and engine \"vhost\" exclude each other: the host reaches the guest with AF_VSOCK at guest_cid");
 	if (engine == CONFIG_VSOCK_VHOST)
-		return path ? fc_fail(c, "uds_path and engine \"vhost\" exclude each other: the host reaches the guest with AF_VSOCK at guest_cid") :
-			      0;
+		return 0;
 	if (!path)
 		return fc_fail(c, "missing field: uds_path");
 	if (!*path || strlen(path) > CONFIG_VSOCK_MAX_UDS_PATH)

@@ -337,19 +337,38 @@ static int put_object(struct vm_config *cfg, const char *obj,
 	return ret;
 }
 
+/* uds_path: required by the hybrid engine, refused by vhost. */
+static int vsock_check_path(struct fc_ctx *c, const char *path,
+			    unsigned int engine)
+{
+	if (engine == CONFIG_VSOCK_VHOST && path)
+		return fc_fail(c, "uds_path and engine \"vhost\" exclude each other: the host reaches the guest with AF_VSOCK at guest_cid");
+	if (engine == CONFIG_VSOCK_VHOST)
+		return 0;
+	if (!path)
+		return fc_fail(c, "missing field: uds_path");
+	if (!*path || strlen(path) > CONFIG_VSOCK_MAX_UDS_PATH)
+		return fc_fail(c, "uds_path must be 1 to %u bytes (<uds_path>_<port> must fit a Unix socket path)",
+			       CONFIG_VSOCK_MAX_UDS_PATH);
+	return 0;
+}
+
 /*
  * PUT /vsock and the config file's "vsock": guest_cid and uds_path
  * (required), vsock_id (Firecracker's, deprecated: kept, unused) and our
- * transport. A second PUT replaces the device, as Firecracker's does.
+ * transport and engine ("hybrid", the default, or "vhost": the kernel's
+ * vhost_vsock, and then no uds_path). A second PUT replaces the device,
+ * as Firecracker's does.
  */
 int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 		   struct fc_ctx *c)
 {
 	static const char *const transports[] = { "mmio", "pci", NULL };
+	static const char *const engines[] = { "hybrid", "vhost", NULL };
 	const char *path = NULL, *id = NULL;
 	uint64_t cid = 0;
-	unsigned int t = cfg->enable_pci;
-	char *p, *i = NULL;
+	unsigned int t = cfg->enable_pci, e = CONFIG_VSOCK_HYBRID;
+	char *p = NULL, *i = NULL;
 	int ret = 0;
 
 	json_object_object_foreach(o, key, v) {
@@ -364,6 +383,8 @@ int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 			ret = v ? fc_get_str(c, key, v, &id) : 0;
 		else if (!strcmp(key, "transport"))
 			ret = fc_get_enum(c, key, v, transports, false, &t);
+		else if (!strcmp(key, "engine"))
+			ret = fc_get_enum(c, key, v, engines, false, &e);
 		else
 			ret = fc_unknown(c, key);
 	}
@@ -371,15 +392,14 @@ int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 		return ret;
 	if (!cid)
 		return fc_fail(c, "missing field: guest_cid");
-	if (!path)
-		return fc_fail(c, "missing field: uds_path");
-	if (!*path || strlen(path) > CONFIG_VSOCK_MAX_UDS_PATH)
-		return fc_fail(c, "uds_path must be 1 to %u bytes (<uds_path>_<port> must fit a Unix socket path)",
-			       CONFIG_VSOCK_MAX_UDS_PATH);
-	p = strdup(path);
+	ret = vsock_check_path(c, path, e);
+	if (ret)
+		return ret;
+	if (path)
+		p = strdup(path);
 	if (id)
 		i = strdup(id);
-	if (!p || (id && !i)) {
+	if ((path && !p) || (id && !i)) {
 		free(p);
 		free(i);
 		return fc_fail(c, "out of memory");
@@ -390,6 +410,8 @@ int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 	cfg->vsock.vsock_id = i;
 	cfg->vsock.guest_cid = cid;
 	cfg->vsock.transport = t ? DISK_TRANSPORT_PCI : DISK_TRANSPORT_MMIO;
+	cfg->vsock.engine = e == CONFIG_VSOCK_VHOST ? CONFIG_VSOCK_VHOST :
+						      CONFIG_VSOCK_HYBRID;
 	cfg->vsock.set = true;
 	return 0;
 }

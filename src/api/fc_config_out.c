@@ -162,6 +162,8 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 		fc_add_str(o, "transport",
 			   cfg->vsock.transport == DISK_TRANSPORT_PCI ?
 			   "pci" : "mmio");
+		if (cfg->vsock.engine == CONFIG_VSOCK_VHOST)
+			fc_add_str(o, "engine", "vhost");
 		json_object_object_add(root, "vsock", o);
 	}
 	if (cfg->metrics_path && (o = json_object_new_object())) {

@@ -6,6 +6,8 @@
  * does the core's socket I/O (non-blocking, on the worker thread), and
  * delivers TRANSPORT_RESET through the event queue. Every chain is
  * bounds-checked by virtq.c; a short or misshapen chain fails alone.
+ * With engine=vhost the kernel serves rx and tx (vsock_vhost.c) and the
+ * worker only the event queue: no listening socket, no connections.
  */
 #include "virtio/vsock.h"
 
@@ -23,6 +25,7 @@
 #include "util/defer_call.h"
 #include "util/le.h"
 #include "util/log.h"
+#include "virtio/vsock_vhost.h"
 #include "virtio/worker.h"
 
 /* Worker tags: connections are their table index, below these. */
@@ -36,7 +39,9 @@ struct vsock_dev {
 	const struct guest_mem *gm;
 	uint64_t guest_cid;
 	char uds_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int listen_fd;
+	int listen_fd;          /* hybrid; -1 with engine=vhost */
+	bool vhost;             /* engine=vhost: the kernel serves rx, tx */
+	struct vsock_vhost vh;
 	struct vq_worker w;
 	bool kicks_added;
 	bool keep_path;         /* vsock_dev_keep_path(): no unlink at exit */
@@ -406,8 +411,10 @@ static void vsock_round(void *opaque, const uint64_t *tags, unsigned int n,
 		else if (tags[i] < VSOCK_MAX_CONNS)
 			vsock_core_host_event(&v->core, (uint32_t)tags[i]);
 	}
-	vsock_process_tx(v);
-	vsock_process_rx(v);
+	if (!v->vhost) {
+		vsock_process_tx(v);
+		vsock_process_rx(v);
+	}
 	vsock_process_event(v);
 	defer_call_end();
 	if (v->again)
@@ -445,7 +452,8 @@ static int vsock_add_kicks(struct vsock_dev *v)
 
 	if (v->kicks_added)
 		return 0;
-	for (i = 0; i < VSOCK_NUM_QUEUES; i++) {
+	/* engine=vhost: the kernel takes the rx and tx kicks. */
+	for (i = v->vhost ? VSOCK_EVQ : 0; i < VSOCK_NUM_QUEUES; i++) {
 		if (v->vdev->queues[i].kick_fd < 0)
 			continue;
 		ret = vq_worker_add_kick(&v->w, &v->vdev->queues[i], tags[i]);
@@ -464,7 +472,15 @@ static int vsock_start(struct virtio_dev *vdev)
 	ret = vsock_add_kicks(v);
 	if (ret)
 		return ret;
-	return vq_worker_start(&v->w);
+	if (v->vhost) {
+		ret = vsock_vhost_start(&v->vh, vdev);
+		if (ret)
+			return ret;
+	}
+	ret = vq_worker_start(&v->w);
+	if (ret && v->vhost)
+		vsock_vhost_stop(&v->vh, vdev);
+	return ret;
 }
 
 static void vsock_stop(struct virtio_dev *vdev)
@@ -472,6 +488,9 @@ static void vsock_stop(struct virtio_dev *vdev)
 	struct vsock_dev *v = vdev->dev;
 
 	vq_worker_stop(&v->w);
+	/* engine=vhost: the bases kept for a resume. */
+	if (v->vhost)
+		vsock_vhost_stop(&v->vh, vdev);
 	/* A pause keeps the connections; a reset closes them all. */
 	if (!vdev->paused) {
 		vsock_core_reset(&v->core);
@@ -492,12 +511,23 @@ static void vsock_config_access(struct virtio_dev *vdev, uint64_t off,
 			  i < VSOCK_CONFIG_BYTES - off ? v->config[off + i] : 0;
 }
 
+/* engine=vhost: the transport re-pointed rx's or tx's interrupt. */
+static void vsock_call_changed(struct virtio_dev *vdev,
+			       struct virtio_queue *q, int fd)
+{
+	struct vsock_dev *v = vdev->dev;
+
+	if (v->vhost)
+		vhost_set_call(&v->vh.dev, q->index, fd);
+}
+
 static const struct virtio_dev_ops vsock_ops = {
 	.name = "virtio-vsock",
 	.device_id = VIRTIO_ID_VSOCK,
 	.config_access = vsock_config_access,
 	.start = vsock_start,
 	.stop = vsock_stop,
+	.call_changed = vsock_call_changed,
 };
 
 /* ---- creation ---- */
@@ -512,6 +542,16 @@ static int vsock_check_config(const struct vsock_config *cfg,
 		log_error("%s: guest CID %" PRIu64 ": must be 3 to %u", name,
 			  cfg->guest_cid, UINT32_MAX - 1);
 		return -EINVAL;
+	}
+	if (cfg->engine == VSOCK_ENGINE_VHOST) {
+		if (cfg->uds_path && *cfg->uds_path) {
+			log_error("%s: uds_path \"%s\" and engine=vhost exclude "
+				  "each other: the host reaches the guest with "
+				  "AF_VSOCK at CID %" PRIu64, name,
+				  cfg->uds_path, cfg->guest_cid);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (!cfg->uds_path || !*cfg->uds_path) {
 		log_error("%s: no uds_path", name);
@@ -549,6 +589,35 @@ static int vsock_listen(struct vsock_dev *v, const char *name)
 	return 0;
 }
 
+/* What engine=vhost offers, if the kernel serves it: the event queue is
+ * ours (virtq.c), rx and tx the kernel's. */
+#define VSOCK_VHOST_OFFER                                                \
+	(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_F_EVENT_IDX |          \
+	 1ull << VIRTIO_F_INDIRECT_DESC | 1ull << VSOCK_F_SEQPACKET)
+
+/* The host side: the listening socket (hybrid) or the kernel (vhost). */
+static int vsock_open_host(struct vsock_dev *v, const struct vsock_config *cfg,
+			   const char *name)
+{
+	if (!v->vhost)
+		return vsock_listen(v, name);
+	return vsock_vhost_open(&v->vh,
+				cfg->vhost_sys ? cfg->vhost_sys :
+						 &vhost_sys_host,
+				v->gm, cfg->guest_cid, name);
+}
+
+static void vsock_close_host(struct vsock_dev *v)
+{
+	if (v->vhost) {
+		vsock_vhost_close(&v->vh);
+		return;
+	}
+	close(v->listen_fd);
+	if (!v->keep_path)
+		unlink(v->uds_path);
+}
+
 int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 		     const struct vsock_config *cfg,
 		     const struct guest_mem *gm, const char *name)
@@ -566,24 +635,33 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 	v->vdev = vdev;
 	v->gm = gm;
 	v->guest_cid = cfg->guest_cid;
-	snprintf(v->uds_path, sizeof(v->uds_path), "%s", cfg->uds_path);
+	v->vhost = cfg->engine == VSOCK_ENGINE_VHOST;
+	v->listen_fd = -1;
+	if (!v->vhost)
+		snprintf(v->uds_path, sizeof(v->uds_path), "%s",
+			 cfg->uds_path);
 	le_put(v->config, 8, cfg->guest_cid);
 	ret = vsock_core_init(&v->core, cfg->guest_cid, &vsock_io, v);
 	if (ret)
 		goto err_free;
-	ret = vsock_listen(v, name);
+	ret = vsock_open_host(v, cfg, name);
 	if (ret)
 		goto err_core;
 	snprintf(tname, sizeof(tname), "%s", name);
 	ret = vq_worker_init(&v->w, &vsock_worker_ops, v, tname,
 			     CONFINE_VSOCK);
 	if (ret)
-		goto err_unlink;
-	ret = vq_worker_add_fd(&v->w, v->listen_fd, TAG_LISTEN);
+		goto err_host;
+	if (!v->vhost)
+		ret = vq_worker_add_fd(&v->w, v->listen_fd, TAG_LISTEN);
 	if (ret)
 		goto err_worker;
 	ret = virtio_dev_init(vdev, &vsock_ops, v, gm, VSOCK_NUM_QUEUES,
-			      VSOCK_QUEUE_SIZE, 0, name);
+			      VSOCK_QUEUE_SIZE,
+			      v->vhost ? vsock_vhost_features(&v->vh,
+							      VSOCK_VHOST_OFFER)
+				       : 0,
+			      name);
 	if (ret)
 		goto err_worker;
 	*out = v;
@@ -591,9 +669,8 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 
 err_worker:
 	vq_worker_destroy(&v->w);
-err_unlink:
-	close(v->listen_fd);
-	unlink(v->uds_path);
+err_host:
+	vsock_close_host(v);
 err_core:
 	vsock_core_destroy(&v->core);
 err_free:
@@ -608,9 +685,7 @@ void vsock_dev_destroy(struct vsock_dev *v)
 	virtio_dev_destroy(v->vdev);
 	vsock_core_destroy(&v->core); /* takes its fds out of the worker */
 	vq_worker_destroy(&v->w);
-	close(v->listen_fd);
-	if (!v->keep_path)
-		unlink(v->uds_path);
+	vsock_close_host(v);
 	free(v);
 }
 
@@ -671,5 +746,14 @@ void vsock_dev_print_stats(struct vsock_dev *v, int fd)
 		v->vdev->name, s.rst_sent, s.rst_received, s.invalid,
 		s.credit_violations, s.stray_dropped, s.bad_lines, s.timeouts,
 		s.bad_bufs, s.events_sent);
+	/* engine=vhost: the kernel keeps the rx/tx counters; the ring
+	 * positions at the last stop and the starts are what we know. */
+	if (v->vhost)
+		dprintf(fd,
+			"microvm: stats %s vsock: engine vhost starts %" PRIu64
+			" rx-avail-at-stop %u tx-avail-at-stop %u\n",
+			v->vdev->name, v->vh.dev.starts,
+			(unsigned int)v->vh.dev.stop_base[VSOCK_RXQ],
+			(unsigned int)v->vh.dev.stop_base[VSOCK_TXQ]);
 	virtio_dev_print_stats(v->vdev, fd);
 }

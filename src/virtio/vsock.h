@@ -7,7 +7,9 @@
  * once the guest accepts), and a guest connecting to host port P reaches
  * the Unix socket `<uds_path>_<P>`. One worker thread (worker.h, seccomp
  * class CONFINE_VSOCK) serves the rx, tx and event queues and every host
- * socket; the packet and connection logic is vsock_conn.c.
+ * socket; the packet and connection logic is vsock_conn.c. With
+ * VSOCK_ENGINE_VHOST the kernel's vhost_vsock serves rx and tx instead
+ * (vsock_vhost.h) and the worker only the event queue.
  *
  *	confine_policy_vsock(true);                  // before confine_prepare
  *	vsock_dev_create(&v, &vdev, &cfg, &gm, "vsock"); // binds uds_path
@@ -48,9 +50,23 @@
 #define VSOCK_EVENT_TRANSPORT_RESET 0
 #define VSOCK_EVENT_BYTES 4
 
+/* Who serves the rx and tx queues. */
+enum vsock_engine {
+	VSOCK_ENGINE_HYBRID, /* the worker, with Unix sockets at uds_path */
+	VSOCK_ENGINE_VHOST,  /* the kernel's vhost_vsock (vsock_vhost.h);
+			      * the host uses AF_VSOCK to guest_cid */
+};
+
+struct vhost_sys;
+
 struct vsock_config {
 	uint64_t guest_cid;   /* 3 .. 0xfffffffe */
-	const char *uds_path; /* not yet existing; room for "_4294967295" */
+	const char *uds_path; /* hybrid: not yet existing; room for
+			       * "_4294967295". vhost: NULL */
+	enum vsock_engine engine;
+	/* VSOCK_ENGINE_VHOST: the system calls on /dev/vhost-vsock; NULL:
+	 * the real ones (vhost_sys_host), a fake in tests. */
+	const struct vhost_sys *vhost_sys;
 };
 
 /* A consistent-enough copy of the counters (each read atomically). */
@@ -67,15 +83,18 @@ struct vsock_dev;
 
 /**
  * vsock_dev_create() - a vsock device for the guest @cfg->guest_cid:
- * checks the configuration, binds and listens on @cfg->uds_path (so that
- * it happens before the process confines itself), and initialises @vdev
- * (virtio_dev_init(), 3 queues); attach a transport next.
+ * checks the configuration, binds and listens on @cfg->uds_path (hybrid)
+ * or opens /dev/vhost-vsock and sets the CID (vhost), so that it happens
+ * before the process confines itself, and initialises @vdev
+ * (virtio_dev_init(), 3 queues); attach a transport next (engine=vhost
+ * needs one with direct_irq: mmio and pci have it).
  * @out: the device
  * @vdev: core state, owned by the caller, filled here
  * @gm: guest memory
  * @name: for messages and the worker thread's name
  * Return: 0 or -errno, with one message naming the bad value (a CID out
- * of range, a path too long or already there). Context: startup.
+ * of range or in use, a path too long or already there, a uds_path with
+ * engine=vhost, /dev/vhost-vsock missing). Context: startup.
  */
 int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 		     const struct vsock_config *cfg,

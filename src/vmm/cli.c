@@ -98,6 +98,11 @@ static const char usage_text[] =
 "                      <port> (answered \"OK <hostport>\\n\"); a guest\n"
 "                      connecting to host port P (CID 2) reaches a\n"
 "                      listener on PATH_P\n"
+"  --vsock cid=N,engine=vhost[,transport=pci|mmio]\n"
+"                      the kernel's vhost_vsock serves it instead (no\n"
+"                      uds=): host programs use AF_VSOCK to CID N, the\n"
+"                      guest reaches host listeners at CID 2 (needs\n"
+"                      /dev/vhost-vsock: modprobe vhost_vsock)\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -877,6 +882,19 @@ static int vsock_key(struct config_vsock *v, const char *arg,
 		}
 		return set_str(&v->uds_path, val);
 	}
+	if (!strcmp(key, "engine")) {
+		if (!strcmp(val, "hybrid")) {
+			v->engine = CONFIG_VSOCK_HYBRID;
+		} else if (!strcmp(val, "vhost")) {
+			v->engine = CONFIG_VSOCK_VHOST;
+		} else {
+			snprintf(err, errlen,
+				 "--vsock %s: engine '%s' must be hybrid or vhost",
+				 arg, val);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "transport")) {
 		if (!strcmp(val, "pci")) {
 			v->transport = DISK_TRANSPORT_PCI;
@@ -894,7 +912,31 @@ static int vsock_key(struct config_vsock *v, const char *arg,
 	return -EINVAL;
 }
 
-/* --vsock cid=N,uds=PATH[,transport=pci|mmio] */
+/* The keys together: uds= for the hybrid engine, none for vhost. */
+static int vsock_check(const struct config_vsock *v, const char *arg,
+		       char *err, size_t errlen)
+{
+	if (v->engine == CONFIG_VSOCK_VHOST && v->uds_path) {
+		snprintf(err, errlen,
+			 "--vsock %s: uds= and engine=vhost exclude each other (with engine=vhost host programs use AF_VSOCK to the guest's cid)",
+			 arg);
+		return -EINVAL;
+	}
+	if (v->engine == CONFIG_VSOCK_VHOST && !v->guest_cid) {
+		snprintf(err, errlen, "--vsock %s: needs cid=N", arg);
+		return -EINVAL;
+	}
+	if (v->engine == CONFIG_VSOCK_HYBRID &&
+	    (!v->guest_cid || !v->uds_path)) {
+		snprintf(err, errlen,
+			 "--vsock %s: needs cid=N and uds=PATH (or engine=vhost)",
+			 arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --vsock cid=N,uds=PATH|engine=vhost[,transport=pci|mmio] */
 static int vsock_option(const char *arg, struct vm_config *cfg, char *err,
 			size_t errlen)
 {
@@ -927,11 +969,8 @@ static int vsock_option(const char *arg, struct vm_config *cfg, char *err,
 	free(copy);
 	if (ret == -ENOMEM)
 		goto err_nomem;
-	if (!ret && (!v->guest_cid || !v->uds_path)) {
-		snprintf(err, errlen, "--vsock %s: needs cid=N and uds=PATH",
-			 arg);
-		ret = -EINVAL;
-	}
+	if (!ret)
+		ret = vsock_check(v, arg, err, errlen);
 	if (ret) {
 		free(v->uds_path);
 		memset(v, 0, sizeof(*v));

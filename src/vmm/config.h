@@ -75,15 +75,24 @@ struct disk_config {
 	struct rl_config rl;     /* rate limits; all zero: none */
 };
 
+/* Who serves a vsock device's rx and tx queues. */
+enum config_vsock_engine {
+	CONFIG_VSOCK_HYBRID, /* the VMM, with Unix sockets at uds_path */
+	CONFIG_VSOCK_VHOST,  /* the kernel's vhost_vsock: AF_VSOCK */
+};
+
 /*
  * --vsock / PUT /vsock: a virtio-vsock device whose host side is
- * Firecracker's hybrid vsock (Unix sockets at uds_path).
+ * Firecracker's hybrid vsock (Unix sockets at uds_path), or with
+ * engine=vhost the kernel's vhost_vsock (no uds_path).
  */
 struct config_vsock {
 	bool set;            /* a vsock device is configured */
 	uint64_t guest_cid;  /* 3 .. VSOCK_MAX_CID */
-	char *uds_path;      /* the host's socket; guest-initiated
-			      * connections go to <uds_path>_<port> */
+	char *uds_path;      /* hybrid: the host's socket; guest-initiated
+			      * connections go to <uds_path>_<port>.
+			      * vhost: NULL */
+	enum config_vsock_engine engine;
 	char *vsock_id;      /* Firecracker's (deprecated) vsock_id, kept for
 			      * GET /vm/config; NULL: none given */
 	enum disk_transport transport;

@@ -584,6 +584,17 @@ static const struct fc_bad_row fc_bad_rows[] = {
 	{ { "--kernel", "k", "--vsock", "cid=3,/v" }, "'/v' is not key=value" },
 	{ { "--kernel", "k", "--vsock", "cid=3,uds=/v", "--vsock",
 	    "cid=4,uds=/w" }, "one vsock device at most" },
+	/* engine=vhost: the kernel's vhost_vsock, no Unix socket. */
+	{ { "--kernel", "k", "--vsock", "cid=3,uds=/v,engine=vhost" },
+	  "--vsock cid=3,uds=/v,engine=vhost: uds= and engine=vhost exclude each other" },
+	{ { "--kernel", "k", "--vsock", "engine=vhost,uds=/v,cid=3" },
+	  "uds= and engine=vhost exclude each other" },
+	{ { "--kernel", "k", "--vsock", "engine=vhost" },
+	  "--vsock engine=vhost: needs cid=N" },
+	{ { "--kernel", "k", "--vsock", "cid=3,engine=kernel" },
+	  "--vsock cid=3,engine=kernel: engine 'kernel' must be hybrid or vhost" },
+	{ { "--kernel", "k", "--vsock", "cid=2,engine=vhost" },
+	  "cid '2' must be 3 to 4294967294" },
 };
 
 /* --vsock: the device's settings, pci unless transport=mmio. */
@@ -604,6 +615,35 @@ static void test_vsock(void)
 	CHECK_EQ(parse_args(&cfg, err, sizeof(err), mmio), CLI_RUN);
 	CHECK(cfg.vsock.guest_cid == 4294967294ULL &&
 	      cfg.vsock.transport == DISK_TRANSPORT_MMIO);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_HYBRID);
+	cli_free(&cfg);
+}
+
+/* --vsock cid=N,engine=vhost: no uds; engine=hybrid is the default. */
+static void test_vsock_engine(void)
+{
+	static const char *const vhost[] = { "--kernel", "k", "--vsock",
+		"cid=7,engine=vhost", NULL };
+	static const char *const vhost_mmio[] = { "--kernel", "k", "--vsock",
+		"engine=vhost,transport=mmio,cid=3", NULL };
+	static const char *const hybrid[] = { "--kernel", "k", "--vsock",
+		"cid=3,uds=/v,engine=hybrid", NULL };
+	struct vm_config cfg;
+	char err[512];
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), vhost), CLI_RUN);
+	CHECK(cfg.vsock.set && cfg.vsock.guest_cid == 7);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_VHOST);
+	CHECK(cfg.vsock.uds_path == NULL);
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_PCI);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), vhost_mmio), CLI_RUN);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_VHOST);
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_MMIO);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), hybrid), CLI_RUN);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_HYBRID);
+	CHECK(cfg.vsock.uds_path && !strcmp(cfg.vsock.uds_path, "/v"));
 	cli_free(&cfg);
 }
 
@@ -832,6 +872,7 @@ static void test_version(void)
 int main(void)
 {
 	test_vsock();
+	test_vsock_engine();
 	test_sizes();
 	test_memory();
 	test_disk_ok();

@@ -156,6 +156,13 @@ static int call_vhost_set_features(void)
 	return call_ioctl(VHOST_SET_FEATURES);
 }
 
+/* vsock engine=vhost: started from a vCPU or a resume, stopped at
+ * reset, pause or teardown. */
+static int call_vhost_vsock_set_running(void)
+{
+	return call_ioctl(VHOST_VSOCK_SET_RUNNING);
+}
+
 static int call_blkdiscard(void)
 {
 	return call_ioctl(BLKDISCARD);
@@ -509,6 +516,17 @@ static const struct row rows[] = {
 	ALLOWED("VHOST_SET_FEATURES", CONFINE_MAIN, call_vhost_set_features),
 	FORBIDDEN("VHOST_SET_FEATURES", CONFINE_CONSOLE,
 		  call_vhost_set_features, "ioctl"),
+	ALLOWED("VHOST_VSOCK_SET_RUNNING", CONFINE_VCPU,
+		call_vhost_vsock_set_running),
+	ALLOWED("VHOST_VSOCK_SET_RUNNING", CONFINE_MAIN,
+		call_vhost_vsock_set_running),
+	FORBIDDEN("VHOST_VSOCK_SET_RUNNING", CONFINE_IO,
+		  call_vhost_vsock_set_running, "ioctl"),
+	FORBIDDEN("VHOST_VSOCK_SET_RUNNING", CONFINE_CONSOLE,
+		  call_vhost_vsock_set_running, "ioctl"),
+	/* The vsock worker serves only the event queue with engine=vhost. */
+	VSOCK_FORBIDDEN("VHOST_VSOCK_SET_RUNNING", CONFINE_VSOCK,
+			call_vhost_vsock_set_running, "ioctl"),
 	ALLOWED("BLKDISCARD", CONFINE_IO, call_blkdiscard),
 	ALLOWED("BLKZEROOUT", CONFINE_IO, call_blkzeroout),
 	ALLOWED("BLKDISCARD", CONFINE_VCPU, call_blkdiscard),

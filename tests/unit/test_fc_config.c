@@ -437,6 +437,17 @@ static void test_vsock(void)
 		  "unknown field \"cid\"" },
 		{ "{\"guest_cid\":3,\"uds_path\":\"/v\",\"transport\":\"usb\"}",
 		  "transport" },
+		/* Our engine key: uds_path with "hybrid" (the default)
+		 * only. */
+		{ "{\"guest_cid\":3,\"uds_path\":\"/v\",\"engine\":\"vhost\"}",
+		  "uds_path and engine \"vhost\" exclude each other" },
+		{ "{\"engine\":\"vhost\",\"uds_path\":\"/v\",\"guest_cid\":3}",
+		  "uds_path and engine \"vhost\" exclude each other" },
+		{ "{\"guest_cid\":3,\"engine\":\"hybrid\"}",
+		  "missing field: uds_path" },
+		{ "{\"engine\":\"vhost\"}", "missing field: guest_cid" },
+		{ "{\"guest_cid\":3,\"engine\":\"kernel\"}", "engine" },
+		{ "{\"guest_cid\":3,\"engine\":1}", "engine" },
 	};
 	char err[256] = "", *before, *after, longp[128];
 	struct vm_config cfg;
@@ -757,6 +768,43 @@ static void test_round_trip(void)
 	config_free(&b);
 }
 
+/* PUT /vsock with "engine": "vhost": no uds_path, kept through GET
+ * /vm/config and the config file; a later hybrid PUT replaces it. */
+static void test_vsock_engine(void)
+{
+	struct vm_config cfg, b;
+	char err[256] = "", *ja, *jb, *path;
+
+	cfg_init(&cfg);
+	CHECK_EQ(apply(&cfg, VSOCK, NULL, "{\"guest_cid\":5,\"engine\":"
+		       "\"vhost\"}", err, sizeof(err)), 0);
+	CHECK(cfg.vsock.set && cfg.vsock.guest_cid == 5);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_VHOST);
+	CHECK(cfg.vsock.uds_path == NULL);
+	ja = fc_vm_config_json(&cfg);
+	CHECK(ja && strstr(ja, "\"vsock\":{\"guest_cid\":5,\"transport\":"
+			   "\"mmio\",\"engine\":\"vhost\"}"));
+	path = write_tmp(ja);
+	cfg_init(&b);
+	CHECK_EQ(fc_load_config_file(&b, path, err, sizeof(err)), 0);
+	jb = fc_vm_config_json(&b);
+	CHECK(jb && ja && !strcmp(ja, jb));
+	CHECK_EQ(b.vsock.engine, CONFIG_VSOCK_VHOST);
+	unlink(path);
+	free(path);
+	free(ja);
+	free(jb);
+	config_free(&b);
+	CHECK_EQ(apply(&cfg, VSOCK, NULL, "{\"guest_cid\":6,\"uds_path\":"
+		       "\"/v\",\"engine\":\"hybrid\"}", err, sizeof(err)), 0);
+	CHECK_EQ(cfg.vsock.engine, CONFIG_VSOCK_HYBRID);
+	CHECK(cfg.vsock.uds_path && !strcmp(cfg.vsock.uds_path, "/v"));
+	ja = fc_vm_config_json(&cfg);
+	CHECK(ja && !strstr(ja, "engine"));
+	free(ja);
+	config_free(&cfg);
+}
+
 struct finalize_row {
 	const char *boot;   /* PUT /boot-source body, NULL: none */
 	const char *drives[3];
@@ -834,6 +882,7 @@ int main(void)
 	test_bad();
 	test_logger_metrics();
 	test_vsock();
+	test_vsock_engine();
 	test_patch();
 	test_config_file();
 	test_config_file_bad();

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -527,6 +528,27 @@ static int vsock_check_config(const struct vsock_config *cfg,
 	return 0;
 }
 
+/*
+ * A socket file at @sa that nobody listens on is what an earlier run
+ * left (a confined VMM cannot unlink at exit): remove it. Anything else
+ * there stays, and the bind fails.
+ */
+static bool vsock_stale(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(sa->sun_path, &st) || !S_ISSOCK(st.st_mode))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	r = r && errno == ECONNREFUSED;
+	close(fd);
+	return r && !unlink(sa->sun_path);
+}
+
 static int vsock_listen(struct vsock_dev *v, const char *name)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -536,8 +558,10 @@ static int vsock_listen(struct vsock_dev *v, const char *name)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, VSOCK_LISTEN_BACKLOG)) {
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret && errno == EADDRINUSE && vsock_stale(&sa))
+		ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret || listen(fd, VSOCK_LISTEN_BACKLOG)) {
 		ret = -errno;
 		log_error("%s: cannot listen on %s: %s", name, v->uds_path,
 			  strerror(-ret));
@@ -607,8 +631,9 @@ void vsock_dev_destroy(struct vsock_dev *v)
 	virtio_dev_destroy(v->vdev);
 	vsock_core_destroy(&v->core); /* takes its fds out of the worker */
 	vq_worker_destroy(&v->w);
+	/* The socket file stays: a confined main thread may not unlink,
+	 * and the next create at this path reuses it (vsock_stale()). */
 	close(v->listen_fd);
-	unlink(v->uds_path);
 	free(v);
 }
 

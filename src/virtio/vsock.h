@@ -16,7 +16,7 @@
  *	    connection; pause/resume keep them ...
  *	vsock_dev_send_reset(v);                     // after a restore
  *	virtio_mmio_destroy(&t);
- *	vsock_dev_destroy(v);                        // unlinks uds_path
+ *	vsock_dev_destroy(v);                        // uds_path stays
  */
 #ifndef MICROVM_VIRTIO_VSOCK_H
 #define MICROVM_VIRTIO_VSOCK_H
@@ -50,7 +50,9 @@
 
 struct vsock_config {
 	uint64_t guest_cid;   /* 3 .. 0xfffffffe */
-	const char *uds_path; /* not yet existing; room for "_4294967295" */
+	/* Absent, or a socket nobody listens on (a stale one is replaced);
+	 * with room for "_4294967295" after it. */
+	const char *uds_path;
 };
 
 /* A consistent-enough copy of the counters (each read atomically). */
@@ -68,7 +70,8 @@ struct vsock_dev;
 /**
  * vsock_dev_create() - a vsock device for the guest @cfg->guest_cid:
  * checks the configuration, binds and listens on @cfg->uds_path (so that
- * it happens before the process confines itself), and initialises @vdev
+ * it happens before the process confines itself; a stale socket file
+ * there, one nobody listens on, is replaced), and initialises @vdev
  * (virtio_dev_init(), 3 queues); attach a transport next.
  * @out: the device
  * @vdev: core state, owned by the caller, filled here
@@ -83,8 +86,10 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 
 /**
  * vsock_dev_destroy() - stop the device, close every connection and the
- * listener, and unlink uds_path; after the transport's destroy. NULL is
- * ignored. Context: teardown.
+ * listener; after the transport's destroy. The socket file stays (no
+ * unlink in a confined process): whoever made the path removes it, or
+ * the next vsock_dev_create() there replaces it. NULL is ignored.
+ * Context: teardown.
  */
 void vsock_dev_destroy(struct vsock_dev *v);
 

@@ -496,7 +496,24 @@ static void test_config_and_create(void)
 	vdev.ops->config_access(&vdev, 8, b, 4, false);
 	CHECK_EQ(le_get(b, 4), 0);
 	dev_close();
-	CHECK(stat(uds, &st) && errno == ENOENT);
+	/* The file stays, stale: the next device there replaces it. */
+	CHECK(!stat(uds, &st) && S_ISSOCK(st.st_mode));
+	dev_open();
+	CHECK(dev != NULL);
+	dev_close();
+	/* A regular file there is not ours to remove. */
+	unlink(uds);
+	{
+		int f = open(uds, O_CREAT | O_WRONLY, 0600);
+		struct vsock_config cfg = { .guest_cid = CID, .uds_path = uds };
+
+		CHECK(f >= 0);
+		close(f);
+		CHECK_EQ(vsock_dev_create(&d2, &vd2, &cfg, &gm, "x"),
+			 -EADDRINUSE);
+		CHECK(!stat(uds, &st) && S_ISREG(st.st_mode));
+		unlink(uds);
+	}
 }
 
 static void test_host_initiated(void)
@@ -842,6 +859,7 @@ int main(void)
 	test_pause_resume();
 	test_transport_reset();
 	test_hostile();
+	unlink(uds);
 	rmdir(dir);
 	free(ram);
 	return test_done();

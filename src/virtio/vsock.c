@@ -464,6 +464,12 @@ static int vsock_start(struct virtio_dev *vdev)
 	ret = vsock_add_kicks(v);
 	if (ret)
 		return ret;
+	/* A new driver (not a resume) starts with no connections, even
+	 * after a reset that found the device paused (no stop then). */
+	if (!vdev->paused) {
+		vsock_core_reset(&v->core);
+		v->event_pending = false;
+	}
 	return vq_worker_start(&v->w);
 }
 

@@ -262,6 +262,8 @@ int vsock_core_host_accept(struct vsock_core *vc, int fd)
 	}
 	c->state = VSOCK_AWAIT_LINE;
 	c->fd = fd;
+	/* Silent host programs must not hold the table. */
+	set_deadline(vc, c, VSOCK_LINE_TIMEOUT_NS);
 	conn_update(vc, c);
 	return 0;
 }
@@ -305,7 +307,7 @@ static void host_connect(struct vsock_core *vc, struct vsock_conn *c,
 	c->state = VSOCK_REQUEST_SENT;
 	c->pending = VSOCK_PEND_REQUEST;
 	hash_add(vc, c);
-	set_deadline(vc, c, VSOCK_REQUEST_TIMEOUT_NS);
+	set_deadline(vc, c, VSOCK_REQUEST_TIMEOUT_NS); /* replaces the line's */
 	stat_inc(&vc->stats.conns_host, 1);
 }
 

@@ -337,6 +337,70 @@ static int put_object(struct vm_config *cfg, const char *obj,
 	return ret;
 }
 
+/*
+ * PUT /vsock and the config file's "vsock": guest_cid and uds_path
+ * (required), vsock_id (Firecracker's, deprecated: kept, unused) and our
+ * transport. A second PUT replaces the device, as Firecracker's does.
+ */
+int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
+		   struct fc_ctx *c)
+{
+	static const char *const transports[] = { "mmio", "pci", NULL };
+	const char *path = NULL, *id = NULL;
+	uint64_t cid = 0;
+	unsigned int t = cfg->enable_pci;
+	char *p, *i = NULL;
+	int ret = 0;
+
+	json_object_object_foreach(o, key, v) {
+		if (ret)
+			break;
+		if (!strcmp(key, "guest_cid"))
+			ret = fc_get_u64(c, key, v, CONFIG_VSOCK_MIN_CID,
+					 CONFIG_VSOCK_MAX_CID, &cid);
+		else if (!strcmp(key, "uds_path"))
+			ret = fc_get_str(c, key, v, &path);
+		else if (!strcmp(key, "vsock_id"))
+			ret = v ? fc_get_str(c, key, v, &id) : 0;
+		else if (!strcmp(key, "transport"))
+			ret = fc_get_enum(c, key, v, transports, false, &t);
+		else
+			ret = fc_unknown(c, key);
+	}
+	if (ret)
+		return ret;
+	if (!cid)
+		return fc_fail(c, "missing field: guest_cid");
+	if (!path)
+		return fc_fail(c, "missing field: uds_path");
+	if (!*path || strlen(path) > CONFIG_VSOCK_MAX_UDS_PATH)
+		return fc_fail(c, "uds_path must be 1 to %u bytes (<uds_path>_<port> must fit a Unix socket path)",
+			       CONFIG_VSOCK_MAX_UDS_PATH);
+	p = strdup(path);
+	if (id)
+		i = strdup(id);
+	if (!p || (id && !i)) {
+		free(p);
+		free(i);
+		return fc_fail(c, "out of memory");
+	}
+	free(cfg->vsock.uds_path);
+	free(cfg->vsock.vsock_id);
+	cfg->vsock.uds_path = p;
+	cfg->vsock.vsock_id = i;
+	cfg->vsock.guest_cid = cid;
+	cfg->vsock.transport = t ? DISK_TRANSPORT_PCI : DISK_TRANSPORT_MMIO;
+	cfg->vsock.set = true;
+	return 0;
+}
+
+int fc_put_vsock(struct vm_config *cfg, const char *json, size_t len,
+		 char *err, size_t errlen)
+{
+	return put_object(cfg, "vsock", fc_apply_vsock, json, len, err,
+			  errlen);
+}
+
 int fc_put_boot_source(struct vm_config *cfg, const char *json, size_t len,
 		       char *err, size_t errlen)
 {

@@ -118,6 +118,17 @@ int fc_put_metrics(struct vm_config *cfg, const char *json, size_t len,
 		   char *err, size_t errlen);
 
 /**
+ * fc_put_vsock() - PUT /vsock: guest_cid (3 .. 2^32-2) and uds_path
+ * (required), vsock_id (accepted, unused), our optional transport
+ * ("mmio", "pci"; default mmio, pci with --enable-pci). Replaces an
+ * earlier one.
+ * Return: 0, or -EINVAL with @err naming the field; @cfg unchanged on
+ * error. Context: main thread, before boot.
+ */
+int fc_put_vsock(struct vm_config *cfg, const char *json, size_t len,
+		 char *err, size_t errlen);
+
+/**
  * fc_load_config_file() - apply Firecracker's --config-file @path: the
  * objects "boot-source", "machine-config", "drives" (an array of PUT
  * /drives bodies), "logger", "metrics"; "network-interfaces", "vsock",

@@ -18,12 +18,13 @@
 
 /* Keys of devices microvm does not have: only absent, null or empty. */
 static const char *const unsupported_keys[] = {
-	"network-interfaces", "vsock", "balloon", "mmds-config",
+	"network-interfaces", "balloon", "mmds-config",
 	"cpu-config", "entropy", "pmem", "memory-hotplug", NULL,
 };
 
 static const char *const known_keys[] = {
-	"boot-source", "machine-config", "drives", "logger", "metrics", NULL,
+	"boot-source", "machine-config", "drives", "logger", "metrics",
+	"vsock", NULL,
 };
 
 static bool in_list(const char *const *list, const char *key)
@@ -176,6 +177,11 @@ static int apply_all(struct vm_config *cfg, struct json_object *root,
 	}
 	if (!ret && json_object_object_get_ex(root, "drives", &v))
 		ret = apply_drives(cfg, v, path, err, errlen);
+	if (!ret && json_object_object_get_ex(root, "vsock", &v) && v) {
+		fc_ctx_init(&c, err, errlen, "--config-file %s: vsock", path);
+		ret = fc_get_object(&c, "vsock", v) ?:
+		      fc_apply_vsock(cfg, v, &c);
+	}
 	return ret;
 }
 

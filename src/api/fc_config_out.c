@@ -152,6 +152,18 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 		json_object_array_add(arr, drive_object(&cfg->disks[i], i));
 	json_object_object_add(root, "drives", arr);
 	add_logger(root, cfg);
+	if (cfg->vsock.set && (o = json_object_new_object())) {
+		if (cfg->vsock.vsock_id)
+			fc_add_str(o, "vsock_id", cfg->vsock.vsock_id);
+		json_object_object_add(o, "guest_cid",
+				       json_object_new_int64(
+					       (int64_t)cfg->vsock.guest_cid));
+		fc_add_str(o, "uds_path", cfg->vsock.uds_path);
+		fc_add_str(o, "transport",
+			   cfg->vsock.transport == DISK_TRANSPORT_PCI ?
+			   "pci" : "mmio");
+		json_object_object_add(root, "vsock", o);
+	}
 	if (cfg->metrics_path && (o = json_object_new_object())) {
 		fc_add_str(o, "metrics_path", cfg->metrics_path);
 		if (cfg->metrics_emit_id)

@@ -23,6 +23,8 @@ int fc_apply_logger(struct vm_config *cfg, struct json_object *o,
 		    struct fc_ctx *c);
 int fc_apply_metrics(struct vm_config *cfg, struct json_object *o,
 		     struct fc_ctx *c);
+int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
+		   struct fc_ctx *c);
 /* A rate_limiter object onto @rl (buckets absent from it unchanged). */
 int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
 			  struct fc_ctx *c);

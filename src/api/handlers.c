@@ -43,7 +43,7 @@ static enum machine_state state_of(struct api_ctx *c)
 
 /* Firecracker's resources microvm does not have (yet): one clear line. */
 static const char *const unsupported[] = {
-	"/network-interfaces", "/vsock", "/balloon", "/mmds", "/snapshot",
+	"/network-interfaces", "/balloon", "/mmds", "/snapshot",
 	"/entropy", "/cpu-config", "/pmem", "/hotplug", "/serial",
 };
 
@@ -269,6 +269,16 @@ static void put_drive(struct api_ctx *c, const char *id,
 	reply_set(r, put_checked(c, id, req, true, err, sizeof(err)), err);
 }
 
+static void put_vsock(struct api_ctx *c, const char *id,
+		      const struct api_request *req, struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_put_vsock(c->cfg, req->body, req->body_len, err,
+				  sizeof(err)), err);
+}
+
 static void patch_drive(struct api_ctx *c, const char *id,
 			const struct api_request *req, struct api_response *r)
 {
@@ -471,6 +481,7 @@ static const struct route routes[] = {
 	{ "PATCH", "/drives/", POST_BOOT, patch_drive },
 	{ "PUT", "/logger", PRE_BOOT, put_logger },
 	{ "PUT", "/metrics", PRE_BOOT, put_metrics },
+	{ "PUT", "/vsock", PRE_BOOT, put_vsock },
 	{ "PUT", "/actions", ANY_TIME, put_actions },
 	{ "PATCH", "/vm", POST_BOOT, patch_vm },
 };

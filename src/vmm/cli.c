@@ -90,6 +90,14 @@ static const char usage_text[] =
 "                      (token buckets of N, refilled continuously; a full\n"
 "                      bucket at start), plus one-time bursts of N more;\n"
 "                      a request held back waits in its queue\n"
+"  --vsock cid=N,uds=PATH[,transport=pci|mmio]\n"
+"                      a virtio-vsock device (guest CID N, 3-4294967294)\n"
+"                      with Firecracker's hybrid host side: a host\n"
+"                      program connects to the Unix socket PATH and\n"
+"                      writes \"CONNECT <port>\\n\" to reach guest port\n"
+"                      <port> (answered \"OK <hostport>\\n\"); a guest\n"
+"                      connecting to host port P (CID 2) reaches a\n"
+"                      listener on PATH_P\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -623,7 +631,7 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP,
-       OPT_CONSOLE, OPT_VERSION,
+       OPT_CONSOLE, OPT_VERSION, OPT_VSOCK,
        /* Firecracker's (cli_fc_option()) */
        OPT_API_SOCK, OPT_CONFIG_FILE, OPT_ID, OPT_NO_API, OPT_BOOT_TIMER,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
@@ -638,6 +646,7 @@ static const struct option options[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "vsock", required_argument, NULL, OPT_VSOCK },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
@@ -837,6 +846,105 @@ static int disk_option(const char *arg, struct vm_config *cfg, char *err,
 	return 0;
 }
 
+/* One key=value of --vsock. */
+static int vsock_key(struct config_vsock *v, const char *arg,
+		     const char *key, const char *val, char *err,
+		     size_t errlen)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!strcmp(key, "cid")) {
+		errno = 0;
+		n = strtoull(val, &end, 10);
+		if (errno || end == val || *end || val[0] == '-' ||
+		    n < CONFIG_VSOCK_MIN_CID || n > CONFIG_VSOCK_MAX_CID) {
+			snprintf(err, errlen,
+				 "--vsock %s: cid '%s' must be %llu to %llu",
+				 arg, val, CONFIG_VSOCK_MIN_CID,
+				 CONFIG_VSOCK_MAX_CID);
+			return -EINVAL;
+		}
+		v->guest_cid = n;
+		return 0;
+	}
+	if (!strcmp(key, "uds")) {
+		if (!*val || strlen(val) > CONFIG_VSOCK_MAX_UDS_PATH) {
+			snprintf(err, errlen,
+				 "--vsock %s: uds '%s' must be 1 to %u bytes (<uds>_<port> must fit a Unix socket path)",
+				 arg, val, CONFIG_VSOCK_MAX_UDS_PATH);
+			return -EINVAL;
+		}
+		return set_str(&v->uds_path, val);
+	}
+	if (!strcmp(key, "transport")) {
+		if (!strcmp(val, "pci")) {
+			v->transport = DISK_TRANSPORT_PCI;
+		} else if (!strcmp(val, "mmio")) {
+			v->transport = DISK_TRANSPORT_MMIO;
+		} else {
+			snprintf(err, errlen,
+				 "--vsock %s: transport '%s' must be pci or mmio",
+				 arg, val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "--vsock %s: unknown key '%s'", arg, key);
+	return -EINVAL;
+}
+
+/* --vsock cid=N,uds=PATH[,transport=pci|mmio] */
+static int vsock_option(const char *arg, struct vm_config *cfg, char *err,
+			size_t errlen)
+{
+	struct config_vsock *v = &cfg->vsock;
+	char *copy, *tok, *eq, *save = NULL;
+	int ret = 0;
+
+	if (v->set) {
+		snprintf(err, errlen,
+			 "--vsock %s: one vsock device at most (as Firecracker's)",
+			 arg);
+		return -EINVAL;
+	}
+	copy = strdup(arg);
+	if (!copy)
+		goto err_nomem;
+	v->guest_cid = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(err, errlen,
+				 "--vsock %s: '%s' is not key=value", arg, tok);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		ret = vsock_key(v, arg, tok, eq + 1, err, errlen);
+	}
+	free(copy);
+	if (ret == -ENOMEM)
+		goto err_nomem;
+	if (!ret && (!v->guest_cid || !v->uds_path)) {
+		snprintf(err, errlen, "--vsock %s: needs cid=N and uds=PATH",
+			 arg);
+		ret = -EINVAL;
+	}
+	if (ret) {
+		free(v->uds_path);
+		memset(v, 0, sizeof(*v));
+		return ret;
+	}
+	v->set = true;
+	return 0;
+
+err_nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
 static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		      char *err, size_t errlen)
 {
@@ -863,6 +971,8 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		return cpus_option(arg, cfg, err, errlen);
 	case OPT_MEMORY:
 		return memory_option(arg, cfg, err, errlen);
+	case OPT_VSOCK:
+		return vsock_option(arg, cfg, err, errlen);
 	case OPT_DISK:
 		return disk_option(arg, cfg, err, errlen);
 	case OPT_TIMEOUT:

@@ -50,6 +50,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->log_module);
 	free(cfg->metrics_path);
 	free(cfg->metadata);
+	free(cfg->vsock.uds_path);
+	free(cfg->vsock.vsock_id);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -86,6 +88,7 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
 	dst->metadata = NULL;
+	dst->vsock.uds_path = dst->vsock.vsock_id = NULL;
 	if (!dup_str(&dst->kernel, src->kernel) ||
 	    !dup_str(&dst->initrd, src->initrd) ||
 	    !dup_str(&dst->cmdline, src->cmdline) ||
@@ -97,7 +100,9 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	    !dup_str(&dst->log_path, src->log_path) ||
 	    !dup_str(&dst->log_module, src->log_module) ||
 	    !dup_str(&dst->metrics_path, src->metrics_path) ||
-	    !dup_str(&dst->metadata, src->metadata))
+	    !dup_str(&dst->metadata, src->metadata) ||
+	    !dup_str(&dst->vsock.uds_path, src->vsock.uds_path) ||
+	    !dup_str(&dst->vsock.vsock_id, src->vsock.vsock_id))
 		goto err_free;
 	for (i = 0; i < src->nr_disks && i < CONFIG_MAX_DISKS; i++) {
 		if (config_disk_copy(&dst->disks[i], &src->disks[i]))

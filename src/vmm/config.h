@@ -75,6 +75,28 @@ struct disk_config {
 	struct rl_config rl;     /* rate limits; all zero: none */
 };
 
+/*
+ * --vsock / PUT /vsock: a virtio-vsock device whose host side is
+ * Firecracker's hybrid vsock (Unix sockets at uds_path).
+ */
+struct config_vsock {
+	bool set;            /* a vsock device is configured */
+	uint64_t guest_cid;  /* 3 .. VSOCK_MAX_CID */
+	char *uds_path;      /* the host's socket; guest-initiated
+			      * connections go to <uds_path>_<port> */
+	char *vsock_id;      /* Firecracker's (deprecated) vsock_id, kept for
+			      * GET /vm/config; NULL: none given */
+	enum disk_transport transport;
+};
+
+/* The longest uds_path: a Unix socket path holds 107 bytes, and a
+ * guest-initiated connection goes to <uds_path>_<port> ("_4294967295"). */
+#define CONFIG_VSOCK_MAX_UDS_PATH 96u
+
+/* The largest guest CID (Firecracker's u32; 0-2 and -1 are reserved). */
+#define CONFIG_VSOCK_MAX_CID 0xfffffffeULL
+#define CONFIG_VSOCK_MIN_CID 3ULL
+
 struct vm_config {
 	char *kernel;
 	char *initrd;
@@ -94,6 +116,7 @@ struct vm_config {
 	enum confine_mode seccomp; /* zero: on */
 	struct disk_config disks[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
+	struct config_vsock vsock;
 
 	/* The Firecracker-compatible API and process options. */
 	char *api_sock;     /* --api-sock: serve the API there; NULL: none */

@@ -56,6 +56,7 @@ enum machine_state {
 
 struct arch_machine;
 struct machine_disk;
+struct machine_vsock;
 struct metrics;
 struct metrics_drive;
 struct pci_bus;
@@ -72,6 +73,7 @@ struct machine {
 	struct pci_bus *pci; /* segment 0 bus 0; NULL where there is none */
 	struct machine_disk *disks;
 	unsigned int nr_disks;
+	struct machine_vsock *vsock; /* NULL: none (machine_vsock.c) */
 	struct arch_machine *arch;
 	/*
 	 * Where the guest console's output goes: STDOUT_FILENO or the
@@ -130,6 +132,26 @@ void machine_print_stats(struct machine *m, int fd);
 unsigned int machine_metrics_drives(struct machine *m,
 				    struct metrics_drive *out,
 				    unsigned int max);
+
+/**
+ * machine_attach_vsock() - the vsock device of cfg->vsock, if set: the
+ * device (its socket bound at uds_path) on its transport.
+ * Return: 0 or -errno with @err naming uds_path and the cause.
+ * Context: startup, after the disks.
+ */
+int machine_attach_vsock(struct machine *m, char *err, size_t errlen);
+
+/** machine_detach_vsock() - undo machine_attach_vsock() (uds_path unlinked). */
+void machine_detach_vsock(struct machine *m);
+
+/** machine_vsock_print_stats() - --stats lines of the vsock device. */
+void machine_vsock_print_stats(struct machine *m, int fd);
+
+/**
+ * machine_vsock_fds() - descriptors the vsock device may open after
+ * setup (for confine_limit_fds()).
+ */
+unsigned int machine_vsock_fds(const struct machine *m);
 
 /**
  * machine_add_dev() - register a device for pause and resume.

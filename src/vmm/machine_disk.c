@@ -15,9 +15,8 @@
 #include "util/clock.h"
 #include "util/confine.h"
 #include "virtio/blk.h"
-#include "virtio/mmio.h"
-#include "virtio/pci.h"
 #include "vmm/machine.h"
+#include "vmm/machine_virtio.h"
 #include "vmm/metrics.h"
 
 #define DEFAULT_QUEUE_SIZE 256
@@ -30,13 +29,8 @@ _Static_assert(CONFIG_MAX_POLL_US == BLK_POLL_MAX_US,
 struct machine_disk {
 	struct disk disk;
 	bool disk_open;
-	struct virtio_dev vdev;
+	struct machine_vdev mv; /* the device on its bus */
 	struct blk_dev *blk;
-	enum disk_transport transport;
-	bool coalesce_off;       /* irq-coalesce=off (mmio only) */
-	struct virtio_mmio mmio;
-	struct virtio_pci pci;
-	bool attached;
 };
 
 static const enum disk_cache cache_modes[] = {
@@ -44,79 +38,6 @@ static const enum disk_cache cache_modes[] = {
 	[CONFIG_CACHE_WRITEBACK] = DISK_CACHE_WRITEBACK,
 	[CONFIG_CACHE_UNSAFE] = DISK_CACHE_UNSAFE,
 };
-
-/* How many virtio-mmio slots the machine has (arch_mmio_slot()). */
-static unsigned int mmio_slot_count(void)
-{
-	unsigned int n = 0;
-	uint64_t base;
-	uint32_t gsi;
-
-	while (n < MACHINE_MAX_MMIO_DEVS && !arch_mmio_slot(n, &base, &gsi))
-		n++;
-	return n;
-}
-
-static int disk_attach_mmio(struct machine *m, struct machine_disk *md,
-			    char *err, size_t errlen)
-{
-	struct virtio_host host = { &vm_virtio_host_ops, &m->vm };
-	struct machine_mmio_dev *slot;
-	uint64_t base;
-	uint32_t gsi;
-	int ret;
-
-	ret = m->nr_mmio_devs < MACHINE_MAX_MMIO_DEVS ?
-		arch_mmio_slot(m->nr_mmio_devs, &base, &gsi) : -ENOSPC;
-	if (ret) {
-		snprintf(err, errlen,
-			 "disk %s: no virtio-mmio slot left (the machine has %u; use transport=pci for more disks)",
-			 md->vdev.name, mmio_slot_count());
-		return ret;
-	}
-	ret = virtio_mmio_init(&md->mmio, &md->vdev, &host, base, gsi);
-	if (ret) {
-		snprintf(err, errlen, "disk %s: virtio-mmio setup: %s",
-			 md->vdev.name, strerror(-ret));
-		return ret;
-	}
-	md->mmio.coalesce = !md->coalesce_off;
-	ret = bus_register(&m->vm.mmio, base, VIRTIO_MMIO_WINDOW,
-			   virtio_mmio_access, &md->mmio);
-	if (ret) {
-		virtio_mmio_destroy(&md->mmio);
-		snprintf(err, errlen, "disk %s: MMIO window: %s",
-			 md->vdev.name, strerror(-ret));
-		return ret;
-	}
-	slot = &m->mmio_devs[m->nr_mmio_devs++];
-	slot->base = base;
-	slot->size = VIRTIO_MMIO_WINDOW;
-	slot->gsi = gsi;
-	md->attached = true;
-	return 0;
-}
-
-static int disk_attach_pci(struct machine *m, struct machine_disk *md,
-			   char *err, size_t errlen)
-{
-	struct virtio_host host = { &vm_virtio_host_ops, &m->vm };
-	int ret;
-
-	if (!m->pci) {
-		snprintf(err, errlen, "disk %s: this machine has no PCI bus",
-			 md->vdev.name);
-		return -ENOTSUP;
-	}
-	ret = virtio_pci_init(&md->pci, &md->vdev, &host, m->pci);
-	if (ret) {
-		snprintf(err, errlen, "disk %s: virtio-pci setup: %s",
-			 md->vdev.name, strerror(-ret));
-		return ret;
-	}
-	md->attached = true;
-	return 0;
-}
 
 /* MICROVM_SNAPSHOT_REFLINK=off: the cluster-map overlay even where the
  * file system could clone the image (for tests of that path). */
@@ -146,8 +67,8 @@ static int machine_open_disk(struct machine *m, unsigned int i, char *err,
 	if (ret)
 		return ret;
 	md->disk_open = true;
-	md->transport = dc->transport;
-	md->coalesce_off = dc->coalesce_off;
+	md->mv.transport = dc->transport;
+	md->mv.coalesce_off = dc->coalesce_off;
 	return 0;
 }
 
@@ -182,29 +103,14 @@ static int machine_attach_disk(struct machine *m, unsigned int i, char *err,
 	 */
 	bc.poll_us = dc->poll_set ? dc->poll_us :
 		     bc.engine == BLK_ENGINE_VHOST ? 0 : BLK_POLL_DEFAULT_US;
-	ret = blk_dev_create(&md->blk, &md->vdev, &bc, &m->vm.mem, name);
+	ret = blk_dev_create(&md->blk, &md->mv.vdev, &bc, &m->vm.mem, name);
 	if (ret) {
 		snprintf(err, errlen, "disk %s: cannot create device%s: %s",
 			 dc->path, bc.engine == BLK_ENGINE_VHOST ?
 			 " (engine=vhost, see above)" : "", strerror(-ret));
 		return ret;
 	}
-	ret = -EINVAL;
-	switch (dc->transport) {
-	case DISK_TRANSPORT_MMIO:
-		ret = disk_attach_mmio(m, md, err, errlen);
-		break;
-	case DISK_TRANSPORT_PCI:
-		ret = disk_attach_pci(m, md, err, errlen);
-		break;
-	}
-	/* The machine pauses and resumes it from now on. */
-	if (!ret && machine_add_dev(m, md->vdev.name, &machine_virtio_dev_ops,
-				    &md->vdev)) {
-		snprintf(err, errlen, "disk %s: too many devices", dc->path);
-		ret = -ENOSPC;
-	}
-	return ret;
+	return machine_vdev_attach(m, &md->mv, "disk", err, errlen);
 }
 
 int machine_open_disks(struct machine *m, char *err, size_t errlen)
@@ -265,11 +171,7 @@ void machine_detach_disks(struct machine *m)
 	while (i-- > 0) {
 		struct machine_disk *md = &m->disks[i];
 
-		if (md->attached && md->transport == DISK_TRANSPORT_MMIO)
-			virtio_mmio_destroy(&md->mmio);
-		else if (md->attached)
-			virtio_pci_destroy(&md->pci);
-		md->attached = false;
+		machine_vdev_detach(&md->mv);
 		if (md->blk)
 			blk_dev_destroy(md->blk);
 		md->blk = NULL;
@@ -304,7 +206,7 @@ static void disk_print_stats(struct machine_disk *md, int fd)
 		"flush-errors %llu discard-errors %llu write-zeroes-errors "
 		"%llu bounced %llu bounce-waits %llu resubmits %llu "
 		"uring-enters %llu mapped %d inline-rw %llu copy-ups %llu\n",
-		md->vdev.name,
+		md->mv.vdev.name,
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_READ]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_WRITE]),
 		(unsigned long long)atomic_load(&s->errors[DISK_OP_FLUSH]),
@@ -334,8 +236,8 @@ unsigned int machine_metrics_drives(struct machine *m,
 		/* The API's drive_id (block_rootfs), as Firecracker names
 		 * it; the device name for a --disk without one. */
 		out[n].id = m->cfg->disks[i].drive_id ?
-				    m->cfg->disks[i].drive_id : md->vdev.name;
-		out[n].vdev = &md->vdev;
+				    m->cfg->disks[i].drive_id : md->mv.vdev.name;
+		out[n].vdev = &md->mv.vdev;
 		out[n].disk = &md->disk.stats;
 		n++;
 	}
@@ -358,10 +260,11 @@ void machine_print_stats(struct machine *m, int fd)
 	for (i = 0; i < m->nr_disks; i++) {
 		if (!m->disks[i].blk)
 			continue;
-		virtio_dev_print_stats(&m->disks[i].vdev, fd);
+		virtio_dev_print_stats(&m->disks[i].mv.vdev, fd);
 		blk_dev_print_stats(m->disks[i].blk, fd);
 		disk_print_stats(&m->disks[i], fd);
 	}
+	machine_vsock_print_stats(m, fd);
 	arch_machine_print_stats(m, fd);
 	vm_print_stats(&m->vm, fd);
 	if (m->metrics)
@@ -428,13 +331,13 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 		free(copy);
 		return -EBUSY;
 	}
-	virtio_dev_pause(&md->vdev);
+	virtio_dev_pause(&md->mv.vdev);
 	ret = blk_dev_replace_file(md->blk, nd.fd, md->disk.fd);
 	if (ret) {
 		snprintf(err, errlen, "drive %s: cannot switch its queues to "
 			 "%s: %s", dc->drive_id, path, strerror(-ret));
 		if (!held)
-			virtio_dev_resume(&md->vdev);
+			virtio_dev_resume(&md->mv.vdev);
 		if (parked)
 			vm_resume_vcpus(&m->vm);
 		disk_close(&nd);
@@ -448,7 +351,7 @@ static int machine_swap_disk(struct machine *m, unsigned int index,
 		log_warn("drive %s: %s; it stays open unlocked", dc->drive_id,
 			 err);
 	blk_dev_disk_changed(md->blk);
-	if (!held && virtio_dev_resume(&md->vdev))
+	if (!held && virtio_dev_resume(&md->mv.vdev))
 		log_error("drive %s: not serving after the swap",
 			  dc->drive_id);
 	if (parked)

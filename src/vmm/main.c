@@ -214,6 +214,16 @@ static void undo_attach_disks(struct machine *m)
 	machine_detach_disks(m);
 }
 
+static int step_attach_vsock(struct machine *m, char *err, size_t errlen)
+{
+	return machine_attach_vsock(m, err, errlen);
+}
+
+static void undo_attach_vsock(struct machine *m)
+{
+	machine_detach_vsock(m);
+}
+
 static int step_vcpus(struct machine *m, char *err, size_t errlen)
 {
 	m->vm.smt = m->cfg->smt;
@@ -260,8 +270,10 @@ static const struct init_step init_steps[] = {
 	 */
 	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
 	{ "attach disks", step_attach_disks, undo_attach_disks },
+	{ "attach vsock", step_attach_vsock, undo_attach_vsock },
 #else
 	{ "attach disks", step_attach_disks, undo_attach_disks },
+	{ "attach vsock", step_attach_vsock, undo_attach_vsock },
 	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
 #endif
 	{ "boot", step_boot, NULL },
@@ -449,9 +461,10 @@ static int machine_boot(struct machine *m, char *err, size_t errlen)
 		fprintf(stderr, "microvm: cannot start threads\n");
 		vm_request_exit(&m->vm, VM_EXIT_INTERNAL, "startup");
 	}
-	/* Every queue of every disk may start; nothing else opens files. */
+	/* Every queue of every disk may start, and vsock connect; nothing
+	 * else opens files. */
 	fds = confine_limit_fds(m->cfg->nr_disks * VIRTIO_MAX_QUEUES *
-				CONFINE_FDS_PER_QUEUE);
+				CONFINE_FDS_PER_QUEUE + machine_vsock_fds(m));
 	if (fds < 0)
 		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
 	/* Confined, main can no longer remove the API socket at exit. */
@@ -684,6 +697,9 @@ static int api_open(char *err, size_t errlen)
 		control_set_max_body(control, cfg.api_max_payload);
 	confine_control_listen_fd(control_listen_fd(control));
 	confine_policy_api(true); /* main's filter takes drive swaps */
+	/* PUT /vsock may come: the threads that start its worker pass
+	 * their filter on to it. */
+	confine_policy_vsock(true);
 	return 0;
 }
 
@@ -724,6 +740,8 @@ int main(int argc, char **argv)
 		fail_startup(err);
 		return VM_EXIT_STARTUP;
 	}
+	if (cfg.vsock.set)
+		confine_policy_vsock(true);
 	/* Before any thread: every thread installs its filter itself. */
 	if (confine_prepare(cfg.seccomp, err, sizeof(err))) {
 		fail_startup(err);

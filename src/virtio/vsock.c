@@ -695,5 +695,4 @@ void vsock_dev_print_stats(struct vsock_dev *v, int fd)
 		v->vdev->name, s.rst_sent, s.rst_received, s.invalid,
 		s.credit_violations, s.stray_dropped, s.bad_lines, s.timeouts,
 		s.bad_bufs, s.events_sent);
-	virtio_dev_print_stats(v->vdev, fd);
 }

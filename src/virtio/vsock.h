@@ -110,8 +110,8 @@ int vsock_dev_send_reset(struct vsock_dev *v);
 void vsock_dev_get_stats(struct vsock_dev *v, struct vsock_dev_stats *out);
 
 /**
- * vsock_dev_print_stats() - the counters as "microvm: stats <name> vsock:"
- * lines, then each queue's (virtio_dev_print_stats()).
+ * vsock_dev_print_stats() - the counters as two "microvm: stats <name>
+ * vsock:" lines (the queues' are virtio_dev_print_stats()'s).
  * Context: any thread.
  */
 void vsock_dev_print_stats(struct vsock_dev *v, int fd);

@@ -87,7 +87,7 @@ enum blk_engine {
 	BLK_ENGINE_VHOST,   /* the vhost-blk kernel module */
 };
 
-struct blk_vhost_sys;
+struct vhost_sys;
 
 /* Device settings, from the command line via main. */
 struct blk_config {
@@ -110,8 +110,8 @@ struct blk_config {
 	 * zero: none. BLK_ENGINE_THREADS only. */
 	struct rl_config rl;
 	/* BLK_ENGINE_VHOST: the system calls on /dev/vhost-blk; NULL: the
-	 * real ones (blk_vhost_sys_host), a fake in tests. */
-	const struct blk_vhost_sys *vhost_sys;
+	 * real ones (vhost_sys_host), a fake in tests. */
+	const struct vhost_sys *vhost_sys;
 };
 
 struct blk_dev;

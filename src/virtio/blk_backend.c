@@ -95,7 +95,7 @@ const struct blk_backend_ops blk_backend_threads = {
 /* ---- the vhost-blk kernel module ---- */
 
 /* The vhost core found a ring broken (virtio 1.2 §2.1.2): NEEDS_RESET. */
-static void vhost_ring_error(void *opaque, unsigned int index)
+static void module_ring_error(void *opaque, unsigned int index)
 {
 	struct blk_dev *b = opaque;
 	char why[64];
@@ -105,7 +105,7 @@ static void vhost_ring_error(void *opaque, unsigned int index)
 	virtio_dev_broken(b->vdev, why);
 }
 
-static int vhost_open(struct blk_dev *b)
+static int module_open(struct blk_dev *b)
 {
 	const struct disk *d = b->disk;
 	const char *name = b->vhost.name;
@@ -132,24 +132,24 @@ static int vhost_open(struct blk_dev *b)
 			 "the page cache, flushes still honoured", name,
 			 d->path ? d->path : "the image");
 	ret = blk_vhost_open(&b->vhost,
-			     b->vhost_sys ? b->vhost_sys : &blk_vhost_sys_host,
+			     b->vhost_sys ? b->vhost_sys : &vhost_sys_host,
 			     b->gm, name);
-	b->vhost.err_fn = vhost_ring_error;
+	b->vhost.err_fn = module_ring_error;
 	b->vhost.err_opaque = b;
 	return ret;
 }
 
-static void vhost_close(struct blk_dev *b)
+static void module_close(struct blk_dev *b)
 {
 	blk_vhost_close(&b->vhost);
 }
 
-static uint64_t vhost_features(struct blk_dev *b, uint64_t offered)
+static uint64_t module_features(struct blk_dev *b, uint64_t offered)
 {
 	return blk_vhost_features(&b->vhost, offered);
 }
 
-static int vhost_start(struct blk_dev *b, struct blk_backend_start *s)
+static int module_start(struct blk_dev *b, struct blk_backend_start *s)
 {
 	struct blk_vhost_image img = {
 		.fd = b->disk->fd,
@@ -175,14 +175,14 @@ static int vhost_start(struct blk_dev *b, struct blk_backend_start *s)
 	return blk_vhost_start(&b->vhost, s, &img);
 }
 
-static void vhost_stop(struct blk_dev *b, struct blk_backend_start *s)
+static void module_stop(struct blk_dev *b, struct blk_backend_start *s)
 {
 	blk_vhost_stop(&b->vhost, s);
 }
 
-static void vhost_set_call(struct blk_dev *b, unsigned int index, int fd)
+static void module_set_call(struct blk_dev *b, unsigned int index, int fd)
 {
-	blk_vhost_set_call(&b->vhost, index, fd);
+	vhost_set_call(&b->vhost, index, fd);
 }
 
 /*
@@ -190,7 +190,7 @@ static void vhost_set_call(struct blk_dev *b, unsigned int index, int fd)
  * positions (used idx is the number of completions, modulo 2^16) and how
  * often the module was started.
  */
-static void vhost_print_stats(struct blk_dev *b, int fd)
+static void module_print_stats(struct blk_dev *b, int fd)
 {
 	struct virtio_dev *vdev = b->vdev;
 	unsigned int i;
@@ -213,11 +213,11 @@ static void vhost_print_stats(struct blk_dev *b, int fd)
 const struct blk_backend_ops blk_backend_vhost = {
 	.name = "vhost",
 	.direct_irq = true,
-	.open = vhost_open,
-	.close = vhost_close,
-	.features = vhost_features,
-	.start = vhost_start,
-	.stop = vhost_stop,
-	.set_call = vhost_set_call,
-	.print_stats = vhost_print_stats,
+	.open = module_open,
+	.close = module_close,
+	.features = module_features,
+	.start = module_start,
+	.stop = module_stop,
+	.set_call = module_set_call,
+	.print_stats = module_print_stats,
 };

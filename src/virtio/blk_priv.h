@@ -80,8 +80,8 @@ struct blk_dev {
 	const struct guest_mem *gm;
 	const struct blk_backend_ops *be_ops; /* what serves the queues */
 	struct blk_backend_start be_start;    /* its queues while running */
-	const struct blk_vhost_sys *vhost_sys;
-	struct blk_vhost vhost;               /* BLK_ENGINE_VHOST */
+	const struct vhost_sys *vhost_sys;
+	struct vhost_dev vhost;               /* BLK_ENGINE_VHOST */
 	struct blk_req_limits lim; /* discard/write_zeroes set at start */
 	uint64_t poll_max_ns;      /* blk_config.poll_us */
 	uint64_t hold_ns;          /* blk_config.irq_hold_us; 0: off */

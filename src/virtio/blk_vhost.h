@@ -2,13 +2,14 @@
 /*
  * The vhost-blk queue backend: the project's kernel module
  * (kernel/vhost-blk, ABI in kernel/vhost-blk/uapi/vhost_blk.h) serves the
- * queues, the VMM only sets it up and takes the ring state back. Every
- * system call goes through a struct blk_vhost_sys, so that unit tests run
- * the ioctl sequence against a fake device.
+ * queues, the VMM only sets it up and takes the ring state back. The
+ * generic sequence is the vhost layer's (virtio/vhost.h); this adds the
+ * device node, the ABI version check, the image (VHOST_BLK_SET_BACKEND)
+ * and the feature filter.
  *
  *	blk_vhost_open(&v, sys, gm, name);     // GET_VERSION, SET_OWNER,
  *	                                        // GET_FEATURES, SET_MEM_TABLE
- *	blk_vhost_set_call(&v, i, fd);          // any time after open
+ *	vhost_set_call(&v, i, fd);              // any time after open
  *	blk_vhost_start(&v, &s, &img);          // SET_FEATURES, per queue
  *	                                        // NUM/ADDR/BASE/KICK, BACKEND
  *	blk_vhost_stop(&v, &s);                 // BACKEND -1, GET_VRING_BASE
@@ -17,29 +18,15 @@
 #ifndef MICROVM_BLK_VHOST_H
 #define MICROVM_BLK_VHOST_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "util/guest_mem.h"
-#include "util/log.h"
 #include "virtio/blk_backend.h"
+#include "virtio/vhost.h"
 
 /* The device node; MICROVM_VHOST_BLK_DEVICE names another (tests). */
 #define BLK_VHOST_DEVICE "/dev/vhost-blk"
-
-/* System calls on the device, or a fake's. */
-struct blk_vhost_sys {
-	/* Return: a descriptor or -errno. */
-	int (*open)(void *opaque, const char *path);
-	/* Return: >= 0 or -errno. */
-	int (*ioctl)(void *opaque, int fd, unsigned long req, void *arg);
-	void (*close)(void *opaque, int fd);
-	void *opaque;
-};
-
-/* open(2), ioctl(2), close(2). */
-extern const struct blk_vhost_sys blk_vhost_sys_host;
 
 /* The image as the module is to serve it. */
 struct blk_vhost_image {
@@ -51,35 +38,10 @@ struct blk_vhost_image {
 	uint32_t poll_us;   /* the workers' polling cap, 0 .. BLK_POLL_MAX_US */
 };
 
-/* The module found queue @index's ring broken (VHOST_SET_VRING_ERR). */
-typedef void blk_vhost_err_fn(void *opaque, unsigned int index);
-
-struct blk_vhost {
-	const struct blk_vhost_sys *sys;
-	/* Called from the error thread, set by the caller after open. */
-	blk_vhost_err_fn *err_fn;
-	void *err_opaque;
-	/* While serving: one error eventfd per ring, watched by a thread
-	 * ("<name>-vherr") with a stop eventfd. */
-	int err_fd[VIRTIO_MAX_QUEUES];
-	int err_stop_fd;
-	int err_epfd;
-	pthread_t err_thread;
-	bool err_running;
-	int fd;
-	char name[16];
-	uint64_t features;       /* what the module serves (GET_FEATURES) */
-	unsigned int nr_started; /* rings set up by the last start */
-	bool serving;            /* SET_BACKEND with an image in effect */
-	uint64_t starts;         /* successful starts, for --stats */
-	uint16_t stop_base[VIRTIO_MAX_QUEUES]; /* GET_VRING_BASE at stop */
-	struct log_ratelimit rl;
-};
-
 /**
  * blk_vhost_open() - open the module's device and give it the VM.
  * @v: state to fill
- * @sys: the system calls (blk_vhost_sys_host, or a fake)
+ * @sys: the system calls (vhost_sys_host, or a fake)
  * @gm: guest RAM; every region goes into the memory table
  * @name: device name for messages, e.g. "vda"
  *
@@ -91,7 +53,7 @@ struct blk_vhost {
  * module to rebuild, the supported kernels.
  * Return: 0 or -errno (nothing left open). Context: startup.
  */
-int blk_vhost_open(struct blk_vhost *v, const struct blk_vhost_sys *sys,
+int blk_vhost_open(struct vhost_dev *v, const struct vhost_sys *sys,
 		   const struct guest_mem *gm, const char *name);
 
 /**
@@ -100,11 +62,12 @@ int blk_vhost_open(struct blk_vhost *v, const struct blk_vhost_sys *sys,
  * SET_VRING_KICK (its ioeventfd), SET_VRING_ERR (an eventfd a thread
  * watches: a ring the vhost core finds broken calls v->err_fn), then
  * VHOST_BLK_SET_BACKEND. The call eventfds are set apart
- * (blk_vhost_set_call()).
+ * (vhost_set_call()). queues[i].index is i: the module serves queues
+ * [0, nr_queues) (blk_backend.c stops at the first gap).
  * Return: 0 or -errno; on failure the module serves nothing.
  * Context: the thread handling DRIVER_OK.
  */
-int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
+int blk_vhost_start(struct vhost_dev *v, const struct blk_backend_start *s,
 		    const struct blk_vhost_image *img);
 
 /**
@@ -115,24 +78,21 @@ int blk_vhost_start(struct blk_vhost *v, const struct blk_backend_start *s,
  * start succeeded.
  * Context: the thread handling reset, or teardown.
  */
-void blk_vhost_stop(struct blk_vhost *v, struct blk_backend_start *s);
+void blk_vhost_stop(struct vhost_dev *v, struct blk_backend_start *s);
 
 /**
- * blk_vhost_set_call() - VHOST_SET_VRING_CALL: queue @index signals @fd
- * (-1: nothing) from now on.
- * Return: 0 or -errno (logged rate-limited).
- * Context: any thread; the transport serialises calls per device.
+ * blk_vhost_close() - vhost_close(): stop serving if need be, close the
+ * device (the module drops the VM).
+ * @v: the device
+ * Context: teardown.
  */
-int blk_vhost_set_call(struct blk_vhost *v, unsigned int index, int fd);
-
-/** blk_vhost_close() - close the device (the module drops the VM). */
-void blk_vhost_close(struct blk_vhost *v);
+void blk_vhost_close(struct vhost_dev *v);
 
 /**
  * blk_vhost_features() - of the device features @offered, those the VMM
  * may still offer: the bits the module serves, plus those only the
  * VMM's configuration space answers (sizes, topology, MQ, RO).
  */
-uint64_t blk_vhost_features(const struct blk_vhost *v, uint64_t offered);
+uint64_t blk_vhost_features(const struct vhost_dev *v, uint64_t offered);
 
 #endif

@@ -331,10 +331,17 @@ void vsock_dev_destroy(struct vsock_dev *v)
 	virtio_dev_destroy(v->vdev);
 	vsock_core_destroy(&v->core); /* takes its fds out of the worker */
 	vq_worker_destroy(&v->w);
-	/* The socket file stays: a confined main thread may not unlink,
-	 * and the next create at this path reuses it (vsock_stale()). */
 	close(v->listen_fd);
+	/* Kept, a stale socket file is replaced by the next create at this
+	 * path (vsock_stale()). */
+	if (!v->keep_path)
+		unlink(v->uds_path);
 	free(v);
+}
+
+void vsock_dev_keep_path(struct vsock_dev *v)
+{
+	v->keep_path = true;
 }
 
 int vsock_dev_send_reset(struct vsock_dev *v)

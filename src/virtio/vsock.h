@@ -16,7 +16,7 @@
  *	    connection; pause/resume keep them ...
  *	vsock_dev_send_reset(v);                     // after a restore
  *	virtio_mmio_destroy(&t);
- *	vsock_dev_destroy(v);                        // uds_path stays
+ *	vsock_dev_destroy(v);                        // unlinks uds_path
  */
 #ifndef MICROVM_VIRTIO_VSOCK_H
 #define MICROVM_VIRTIO_VSOCK_H
@@ -86,12 +86,19 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 
 /**
  * vsock_dev_destroy() - stop the device, close every connection and the
- * listener; after the transport's destroy. The socket file stays (no
- * unlink in a confined process): whoever made the path removes it, or
- * the next vsock_dev_create() there replaces it. NULL is ignored.
+ * listener, and unlink uds_path unless vsock_dev_keep_path() was called
+ * (a kept one, stale now, is replaced by the next vsock_dev_create()
+ * there); after the transport's destroy. NULL is ignored.
  * Context: teardown.
  */
 void vsock_dev_destroy(struct vsock_dev *v);
+
+/**
+ * vsock_dev_keep_path() - leave uds_path in place at destroy (as
+ * Firecracker does): a thread confined before teardown may not unlink.
+ * Context: main thread, before it confines itself.
+ */
+void vsock_dev_keep_path(struct vsock_dev *v);
 
 /**
  * vsock_dev_send_reset() - tell the guest VIRTIO_VSOCK_EVENT_TRANSPORT_RESET

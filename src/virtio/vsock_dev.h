@@ -31,6 +31,7 @@ struct vsock_dev {
 	int listen_fd;
 	struct vq_worker w;
 	bool kicks_added;
+	bool keep_path;         /* vsock_dev_keep_path(): no unlink at exit */
 	uint8_t config[VSOCK_CONFIG_BYTES];
 	atomic_bool reset_req;  /* vsock_dev_send_reset() asked */
 	/* The worker's: */

@@ -148,6 +148,12 @@ void machine_detach_vsock(struct machine *m);
 void machine_vsock_print_stats(struct machine *m, int fd);
 
 /**
+ * machine_vsock_keep_path() - leave the vsock socket file at exit (main
+ * confined can no longer unlink). Context: main, before confining.
+ */
+void machine_vsock_keep_path(struct machine *m);
+
+/**
  * machine_vsock_fds() - descriptors the vsock device may open after
  * setup (for confine_limit_fds()).
  */

@@ -68,6 +68,12 @@ void machine_vsock_print_stats(struct machine *m, int fd)
 	vsock_dev_print_stats(m->vsock->dev, fd);
 }
 
+void machine_vsock_keep_path(struct machine *m)
+{
+	if (m->vsock && m->vsock->dev)
+		vsock_dev_keep_path(m->vsock->dev);
+}
+
 unsigned int machine_vsock_fds(const struct machine *m)
 {
 	/* Each connection's socket, the worker's epoll set and doorbell. */

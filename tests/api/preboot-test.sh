@@ -101,7 +101,17 @@ refuse PATCH /drives/data '{"drive_id": "data", "path_on_host": "/a"}'
 refuse PUT /actions '{"action_type": "SendCtrlAltDel"}'
 refuse PUT /actions '{"action_type": "Reboot"}'
 refuse PUT /actions '{"action_type": "InstanceStart"'
-refuse PUT /vsock '{"guest_cid": 3, "uds_path": "/v.sock"}'
+# vsock as Firecracker's PUT /vsock; our transport key; bad ones refused.
+refuse PUT /vsock '{"guest_cid": 2, "uds_path": "'"$work"'/v.sock"}'
+refuse PUT /vsock '{"guest_cid": 3}'
+refuse PUT /vsock '{"guest_cid": 3, "uds_path": "'"$work"'/v.sock", "port": 1}'
+expect 204 PUT /vsock '{"vsock_id": "vsock0", "guest_cid": 3, "uds_path": "'"$work"'/v.sock"}'
+expect 200 GET /vm/config
+case "$body" in
+*'"vsock":{"vsock_id":"vsock0","guest_cid":3,"uds_path":"'"$work"'/v.sock","transport":"mmio"}'*) ok "vm/config has the vsock" ;;
+*) bad "vm/config vsock: $body" ;;
+esac
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0"}'
 refuse DELETE /drives/data
 refuse GET /nowhere
 # A body over the 51200-byte limit: 400, the connection closed.

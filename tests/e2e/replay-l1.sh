@@ -229,18 +229,23 @@ replay_kata()
 		wait_exit 100
 		rm -f "$sock"
 	else
-		gap "the run goes on without \"vsock\"; boot_args with root=/dev/vda for /dev/vda1 (the test image has no partitions) and without acpi=off (this test's guest kernel is Debian's, built without VIRTIO_MMIO_CMDLINE_DEVICES and X86_MPPARSE; Kata's acpi=off with a kernel that has them is e2e.firmware.acpi_off)"
+		gap "the run goes on with boot_args with root=/dev/vda for /dev/vda1 (the test image has no partitions) and without acpi=off (this test's guest kernel is Debian's, built without VIRTIO_MMIO_CMDLINE_DEVICES and X86_MPPARSE; Kata's acpi=off with a kernel that has them is e2e.firmware.acpi_off)"
 	fi
 	# Kata's root parameters for an image, its partition 1 aside (the
 	# test's root image has no partition table).
 	args="$args root=/dev/vda rootflags=data=ordered,errors=remount-ro ro rootfstype=ext4"
 	args="$args pci=off reboot=k panic=1 iommu=off net.ifnames=0 random.trust_cpu=on console=ttyS0"
-	kata_config "$work/fcConfig.json" 0 "$args"
+	# The hybrid vsock every Kata sandbox has; the socket file the run
+	# above left (as Firecracker leaves it) removed first, as fc.go does.
+	rm -f "$work/kata.hvsock"
+	kata_config "$work/fcConfig.json" 1 "$args"
 	start --api-sock "$sock" --config-file "$work/fcConfig.json"
 	# fcDiskPoolSize's 8 placeholders and the rootfs: 9 virtio-mmio disks.
 	kata_wait_running ||
 		{ bad "GET / never said Running: $code $body"; return; }
 	ok "GET / Running after $i polls: $body"
+	[ -S "$work/kata.hvsock" ] && ok "the hybrid vsock socket is up" ||
+		bad "no socket at the config's uds_path $work/kata.hvsock"
 	# hotplugBlockDevice (AddDevice): fcJailResource binds the
 	# container's image over the placeholder file drive_0, then the
 	# drive is PATCHed to that same path (microvm reopens it).

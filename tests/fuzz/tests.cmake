@@ -112,7 +112,7 @@ endfunction()
 # fuzz_virtq compiles virtio/virtq.c itself, with its guest reads hooked.
 microvm_fuzz_target(fuzz_virtq util/guest_mem.c)
 microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c virtio/worker.c
-	virtio/blk_backend.c virtio/blk_vhost.c
+	virtio/blk_backend.c virtio/blk_vhost.c virtio/vhost.c
 	virtio/blk_poll.c virtio/blk_req.c virtio/disk_queue.c virtio/disk_req.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c

@@ -176,7 +176,7 @@ echo "JAIL: disk-out $(dd if=$host/images/disk.raw bs=512 skip=2048 count=1 2>/d
 # by binding it over the placeholder drive_0 and PATCHing that drive to
 # the same path; removed by unbinding and PATCHing again; SIGTERM ends
 # it. Two departures, both the test's: an initrd (Kata boots the rootfs
-# drive) and no "vsock" object (vsock is not built yet). The console is
+# drive) and no "vsock" object (in e2e.replay.kata instead). The console is
 # /dev/null: the guest's token on the hot-plugged image says it ran.
 kroot=$host/run/vc/firecracker/$ID2/root
 kvm=${kroot%/root}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The vhost-blk queue backend against a fake /dev/vhost-blk (a struct
- * blk_vhost_sys that records every ioctl): the setup sequence and its
+ * vhost_sys that records every ioctl): the setup sequence and its
  * error paths, start/stop/restart with the base indices handed back and
  * reused, and the whole device on both transports: DRIVER_OK hands each
  * queue the MSI-X vector's irqfd (pci) or the line's irqfd (mmio), masking
@@ -172,7 +172,7 @@ static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
 	return 0;
 }
 
-static const struct blk_vhost_sys fake_sys = {
+static const struct vhost_sys fake_sys = {
 	.open = fake_open,
 	.ioctl = fake_ioctl,
 	.close = fake_close,
@@ -241,7 +241,7 @@ static void gm_setup(void)
 /* The order of the ABI header, and the memory table of every region. */
 static void test_open_sequence(void)
 {
-	struct blk_vhost v;
+	struct vhost_dev v;
 
 	fake_reset();
 	CHECK_EQ(blk_vhost_open(&v, &fake_sys, &gm, "vdt"), 0);
@@ -297,7 +297,7 @@ static void test_open_errors(void)
 		  -ENOMEM },
 	};
 #undef V
-	struct blk_vhost v;
+	struct vhost_dev v;
 	unsigned int i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -347,7 +347,7 @@ static void test_start_stop_restart(void)
 				       .capacity = 2048,
 				       .serial = "serial-of-20-bytes!!",
 				       .poll_us = 250 };
-	struct blk_vhost v;
+	struct vhost_dev v;
 	unsigned int i;
 	int at, be;
 
@@ -438,7 +438,7 @@ static void test_start_stop_restart(void)
 static void test_start_errors(void)
 {
 	struct blk_vhost_image img = { .fd = 9, .capacity = 8 };
-	struct blk_vhost v;
+	struct vhost_dev v;
 	int at;
 
 	fake_reset();

@@ -567,7 +567,45 @@ static const struct fc_bad_row fc_bad_rows[] = {
 	{ { "--api-sock", "/tmp/s", "--parent-cpu-time-us", "1x" },
 	  "--parent-cpu-time-us 1x" },
 	{ { "--api-sock", "/tmp/s", "--log-path" }, "needs a value" },
+	{ { "--kernel", "k", "--vsock", "cid=2,uds=/v" },
+	  "--vsock cid=2,uds=/v: cid '2' must be 3 to 4294967294" },
+	{ { "--kernel", "k", "--vsock", "cid=4294967295,uds=/v" },
+	  "cid '4294967295' must be 3 to 4294967294" },
+	{ { "--kernel", "k", "--vsock", "cid=-3,uds=/v" },
+	  "cid '-3' must be" },
+	{ { "--kernel", "k", "--vsock", "cid=3" },
+	  "--vsock cid=3: needs cid=N and uds=PATH" },
+	{ { "--kernel", "k", "--vsock", "uds=/v" }, "needs cid=N and uds" },
+	{ { "--kernel", "k", "--vsock", "cid=3,uds=" }, "uds '' must be 1 to 96" },
+	{ { "--kernel", "k", "--vsock", "cid=3,uds=/v,port=1" },
+	  "--vsock cid=3,uds=/v,port=1: unknown key 'port'" },
+	{ { "--kernel", "k", "--vsock", "cid=3,uds=/v,transport=usb" },
+	  "transport 'usb' must be pci or mmio" },
+	{ { "--kernel", "k", "--vsock", "cid=3,/v" }, "'/v' is not key=value" },
+	{ { "--kernel", "k", "--vsock", "cid=3,uds=/v", "--vsock",
+	    "cid=4,uds=/w" }, "one vsock device at most" },
 };
+
+/* --vsock: the device's settings, pci unless transport=mmio. */
+static void test_vsock(void)
+{
+	static const char *const one[] = { "--kernel", "k", "--vsock",
+		"cid=3,uds=/tmp/v.sock", NULL };
+	static const char *const mmio[] = { "--kernel", "k", "--vsock",
+		"uds=/v,transport=mmio,cid=4294967294", NULL };
+	struct vm_config cfg;
+	char err[512];
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), one), CLI_RUN);
+	CHECK(cfg.vsock.set && cfg.vsock.guest_cid == 3);
+	CHECK(cfg.vsock.uds_path && !strcmp(cfg.vsock.uds_path, "/tmp/v.sock"));
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_PCI);
+	cli_free(&cfg);
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), mmio), CLI_RUN);
+	CHECK(cfg.vsock.guest_cid == 4294967294ULL &&
+	      cfg.vsock.transport == DISK_TRANSPORT_MMIO);
+	cli_free(&cfg);
+}
 
 static void test_fc_bad(void)
 {
@@ -793,6 +831,7 @@ static void test_version(void)
 
 int main(void)
 {
+	test_vsock();
 	test_sizes();
 	test_memory();
 	test_disk_ok();

@@ -65,6 +65,7 @@ static int child(void)
 	if (!ram || guest_mem_add_region(&gm, RAM_GPA, RAM_SIZE, ram))
 		return 1;
 	dev_open();
+	vsock_dev_keep_path(dev); /* main, confined, may not unlink */
 	confine_policy_vsock(true);
 	if (confine_prepare(CONFINE_ON, err, sizeof(err))) {
 		fprintf(stderr, "prepare: %s\n", err);

@@ -24,7 +24,7 @@ static void cfg_init(struct vm_config *cfg)
 	cfg->memory_arg = strdup(CONFIG_FC_DEFAULT_MEMORY_ARG);
 }
 
-enum op { BOOT, MACHINE, MACHINE_PATCH, DRIVE, LOGGER, METRICS };
+enum op { BOOT, MACHINE, MACHINE_PATCH, DRIVE, LOGGER, METRICS, VSOCK };
 
 static int apply(struct vm_config *cfg, enum op op, const char *id,
 		 const char *json, char *err, size_t errlen)
@@ -44,6 +44,8 @@ static int apply(struct vm_config *cfg, enum op op, const char *id,
 		return fc_put_logger(cfg, json, len, err, errlen);
 	case METRICS:
 		return fc_put_metrics(cfg, json, len, err, errlen);
+	case VSOCK:
+		return fc_put_vsock(cfg, json, len, err, errlen);
 	}
 	return -1;
 }
@@ -417,6 +419,83 @@ static void test_logger_metrics(void)
 	config_free(&cfg);
 }
 
+/* PUT /vsock (Firecracker's Vsock object): each refusal changes nothing. */
+static void test_vsock(void)
+{
+	static const struct { const char *json, *needle; } bad[] = {
+		{ "{\"uds_path\":\"/v\"}", "missing field: guest_cid" },
+		{ "{\"guest_cid\":3}", "missing field: uds_path" },
+		{ "{\"guest_cid\":2,\"uds_path\":\"/v\"}",
+		  "guest_cid is 2, must be 3 to 4294967294" },
+		{ "{\"guest_cid\":4294967295,\"uds_path\":\"/v\"}",
+		  "must be 3 to 4294967294" },
+		{ "{\"guest_cid\":\"3\",\"uds_path\":\"/v\"}",
+		  "guest_cid must be an integer" },
+		{ "{\"guest_cid\":3,\"uds_path\":\"\"}",
+		  "uds_path must not be empty" },
+		{ "{\"guest_cid\":3,\"uds_path\":\"/v\",\"cid\":3}",
+		  "unknown field \"cid\"" },
+		{ "{\"guest_cid\":3,\"uds_path\":\"/v\",\"transport\":\"usb\"}",
+		  "transport" },
+	};
+	char err[256] = "", *before, *after, longp[128];
+	struct vm_config cfg;
+	size_t i;
+
+	cfg_init(&cfg);
+	CHECK_EQ(apply(&cfg, VSOCK, NULL, "{\"vsock_id\":\"vsock0\","
+		       "\"guest_cid\":3,\"uds_path\":\"/run/v.sock\"}", err,
+		       sizeof(err)), 0);
+	CHECK(cfg.vsock.set && cfg.vsock.guest_cid == 3);
+	CHECK(!strcmp(cfg.vsock.uds_path, "/run/v.sock"));
+	CHECK(cfg.vsock.vsock_id && !strcmp(cfg.vsock.vsock_id, "vsock0"));
+	/* Firecracker's drives are virtio-mmio by default; so is vsock. */
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_MMIO);
+	before = fc_vm_config_json(&cfg);
+	CHECK(before && strstr(before, "\"vsock\":{\"vsock_id\":\"vsock0\","
+			       "\"guest_cid\":3,\"uds_path\":\"/run/v.sock\""));
+	memset(longp, 'a', sizeof(longp));
+	longp[0] = '/';
+	longp[97] = '\0';
+	for (i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		char body[256];
+		const char *json = body, *needle = "uds_path must be";
+
+		if (i < sizeof(bad) / sizeof(bad[0])) {
+			json = bad[i].json;
+			needle = bad[i].needle;
+		} else {
+			/* 97 bytes: <uds_path>_<port> would not fit. */
+			snprintf(body, sizeof(body),
+				 "{\"guest_cid\":3,\"uds_path\":\"%s\"}", longp);
+		}
+		err[0] = '\0';
+		CHECK_EQ(apply(&cfg, VSOCK, NULL, json, err, sizeof(err)),
+			 -EINVAL);
+		CHECK(strstr(err, needle) != NULL);
+		if (!strstr(err, needle))
+			fprintf(stderr, "%s: %s\n", json, err);
+		after = fc_vm_config_json(&cfg);
+		CHECK(after && !strcmp(before, after));
+		free(after);
+	}
+	/* A second PUT replaces the first; our transport key. */
+	CHECK_EQ(apply(&cfg, VSOCK, NULL, "{\"guest_cid\":7,\"uds_path\":"
+		       "\"/w\",\"transport\":\"pci\"}", err, sizeof(err)), 0);
+	CHECK(cfg.vsock.guest_cid == 7 && !strcmp(cfg.vsock.uds_path, "/w"));
+	CHECK(!cfg.vsock.vsock_id);
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_PCI);
+	free(before);
+	config_free(&cfg);
+	/* --enable-pci: pci by default. */
+	cfg_init(&cfg);
+	cfg.enable_pci = true;
+	CHECK_EQ(apply(&cfg, VSOCK, NULL, "{\"guest_cid\":3,\"uds_path\":"
+		       "\"/v\"}", err, sizeof(err)), 0);
+	CHECK_EQ(cfg.vsock.transport, DISK_TRANSPORT_PCI);
+	config_free(&cfg);
+}
+
 static int patch(struct vm_config *cfg, const char *id, const char *json,
 		 struct fc_drive_patch *p, char *err, size_t errlen)
 {
@@ -565,7 +644,9 @@ static const struct file_row file_rows[] = {
 	{ "{\"boot_source\":{}}", "unknown field \"boot_source\"" },
 	{ "{\"network-interfaces\":[{\"iface_id\":\"eth0\"}]}",
 	  "\"network-interfaces\": microvm has no such device" },
-	{ "{\"vsock\":{\"guest_cid\":3,\"uds_path\":\"/v\"}}", "\"vsock\"" },
+	{ "{\"vsock\":{\"guest_cid\":2,\"uds_path\":\"/v\"}}",
+	  "vsock: guest_cid is 2, must be 3 to 4294967294" },
+	{ "{\"vsock\":[]}", "vsock must be an object" },
 	{ "{\"balloon\":{\"amount_mib\":1}}", "\"balloon\"" },
 	{ "{\"mmds-config\":{\"network_interfaces\":[\"eth0\"]}}",
 	  "\"mmds-config\"" },
@@ -651,6 +732,9 @@ static void test_round_trip(void)
 		       "\"Warning\"}", err, sizeof(err)), 0);
 	CHECK_EQ(apply(&a, METRICS, NULL, "{\"metrics_path\":\"/m\"}", err,
 		       sizeof(err)), 0);
+	CHECK_EQ(apply(&a, VSOCK, NULL, "{\"guest_cid\":42,\"uds_path\":"
+		       "\"/v.sock\",\"transport\":\"pci\"}", err,
+		       sizeof(err)), 0);
 	ja = fc_vm_config_json(&a);
 	CHECK(ja != NULL);
 	path = write_tmp(ja);
@@ -663,6 +747,8 @@ static void test_round_trip(void)
 	CHECK_EQ(b.nr_disks, 3);
 	CHECK(b.disks[1].rl.ops.one_time_burst == 3 && b.disks[1].io_async);
 	CHECK(b.disks[2].snapshot && b.log_level == CONFIG_LOG_WARNING);
+	CHECK(b.vsock.set && b.vsock.guest_cid == 42 &&
+	      b.vsock.transport == DISK_TRANSPORT_PCI);
 	unlink(path);
 	free(path);
 	free(ja);
@@ -747,6 +833,7 @@ int main(void)
 	test_drive_limits();
 	test_bad();
 	test_logger_metrics();
+	test_vsock();
 	test_patch();
 	test_config_file();
 	test_config_file_bad();

@@ -53,7 +53,11 @@ static void test_config_and_create(void)
 	vdev.ops->config_access(&vdev, 8, b, 4, false);
 	CHECK_EQ(le_get(b, 4), 0);
 	dev_close();
-	/* The file stays, stale: the next device there replaces it. */
+	CHECK(stat(uds, &st) && errno == ENOENT);
+	/* Kept, the file stays, stale: the next device there replaces it. */
+	dev_open();
+	vsock_dev_keep_path(dev);
+	dev_close();
 	CHECK(!stat(uds, &st) && S_ISSOCK(st.st_mode));
 	dev_open();
 	CHECK(dev != NULL);

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * virtio-vsock device (virtio 1.2 §5.10): the configuration space, the
- * listening Unix socket, and one queue worker (worker.h) that moves
- * packets between the rx/tx rings and the connection core (vsock_conn.c),
- * does the core's socket I/O (non-blocking, on the worker thread), and
- * delivers TRANSPORT_RESET through the event queue. Every chain is
- * bounds-checked by virtq.c; a short or misshapen chain fails alone.
- * With engine=vhost the kernel serves rx and tx (vsock_vhost.c) and the
- * worker only the event queue: no listening socket, no connections.
+ * listening Unix socket, the core's socket I/O (non-blocking, on the
+ * worker thread), the device ops that start and stop the one queue worker
+ * whose rounds are vsock_queue.c's, TRANSPORT_RESET requests and the
+ * counters. With engine=vhost the kernel serves rx and tx
+ * (vsock_vhost.c) and the worker only the event queue: no listening
+ * socket, no connections.
  */
 #include "virtio/vsock.h"
 
@@ -18,42 +17,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "util/clock.h"
-#include "util/defer_call.h"
 #include "util/le.h"
 #include "util/log.h"
-#include "virtio/vsock_vhost.h"
-#include "virtio/worker.h"
-
-/* Worker tags: connections are their table index, below these. */
-#define TAG_RXQ (VSOCK_MAX_CONNS + 0ull)
-#define TAG_TXQ (VSOCK_MAX_CONNS + 1ull)
-#define TAG_EVQ (VSOCK_MAX_CONNS + 2ull)
-#define TAG_LISTEN (VSOCK_MAX_CONNS + 3ull)
-
-struct vsock_dev {
-	struct virtio_dev *vdev;
-	const struct guest_mem *gm;
-	uint64_t guest_cid;
-	char uds_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int listen_fd;          /* hybrid; -1 with engine=vhost */
-	bool vhost;             /* engine=vhost: the kernel serves rx, tx */
-	struct vsock_vhost vh;
-	struct vq_worker w;
-	bool kicks_added;
-	bool keep_path;         /* vsock_dev_keep_path(): no unlink at exit */
-	uint8_t config[VSOCK_CONFIG_BYTES];
-	atomic_bool reset_req;  /* vsock_dev_send_reset() asked */
-	/* The worker's: */
-	struct vsock_core core;
-	bool event_pending;     /* TRANSPORT_RESET owed to the guest */
-	bool again;             /* a ring had more than one round's budget */
-	struct virtq_seg segs[VSOCK_MAX_SEGS];
-	struct log_ratelimit rl;
-};
+#include "virtio/vsock_dev.h"
 
 /* ---- host sockets, for the core (vsock_io_ops) ---- */
 
@@ -160,287 +130,6 @@ static const struct vsock_io_ops vsock_io = {
 	.close = vsock_io_close,
 };
 
-/* ---- the rings ---- */
-
-static void vsock_accept(struct vsock_dev *v)
-{
-	unsigned int i;
-
-	for (i = 0; i < VSOCK_ACCEPT_BURST; i++) {
-		int fd = accept4(v->listen_fd, NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0)
-			return; /* EAGAIN, or a connection that went away */
-		if (vsock_core_host_accept(&v->core, fd))
-			close(fd); /* the table is full */
-	}
-	v->again = true; /* more may wait in the backlog */
-}
-
-/* A started queue, or NULL. */
-static struct virtq *vsock_vq(struct vsock_dev *v, unsigned int i)
-{
-	struct virtio_queue *q = &v->vdev->queues[i];
-
-	return q->enabled && q->vq.ready && !q->vq.broken ? &q->vq : NULL;
-}
-
-/* Pop one chain; failed chains go back empty. 1, 0 (empty) or -EIO. */
-static int vsock_pop(struct vsock_dev *v, struct virtq *vq,
-		     struct virtq_elem *e)
-{
-	int r;
-
-	e->segs = v->segs;
-	e->max_segs = VSOCK_MAX_SEGS;
-	r = virtq_pop(vq, e);
-	if (r == -EIO)
-		virtio_dev_broken(v->vdev, "vsock: broken ring");
-	if (r == -EBADMSG) {
-		atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-		virtq_push(vq, e->head, 0);
-	}
-	return r;
-}
-
-/* The device-readable part of a tx chain: header, then the payload. */
-static void vsock_tx_one(struct vsock_dev *v, const struct virtq_elem *e)
-{
-	struct iovec iov[VSOCK_MAX_SEGS];
-	uint8_t hdr[VSOCK_HDR_SIZE];
-	size_t got = 0;
-	unsigned int s;
-	int n = 0;
-
-	if (e->out_len < VSOCK_HDR_SIZE) {
-		atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-		atomic_fetch_add(&v->core.stats.invalid, 1);
-		return;
-	}
-	for (s = 0; s < e->nr_out; s++) {
-		uint8_t *p = e->segs[s].addr;
-		size_t len = e->segs[s].len, k = 0;
-
-		if (got < VSOCK_HDR_SIZE) {
-			k = VSOCK_HDR_SIZE - got < len ? VSOCK_HDR_SIZE - got :
-							 len;
-			memcpy(hdr + got, p, k);
-			got += k;
-		}
-		if (k < len)
-			iov[n++] = (struct iovec){ p + k, len - k };
-	}
-	vsock_core_tx(&v->core, hdr, iov, n, e->out_len - VSOCK_HDR_SIZE);
-}
-
-static void vsock_process_tx(struct vsock_dev *v)
-{
-	struct virtio_queue *q = &v->vdev->queues[VSOCK_TXQ];
-	struct virtq *vq = vsock_vq(v, VSOCK_TXQ);
-	unsigned int budget;
-	struct virtq_elem e;
-	int r;
-
-	if (!vq)
-		return;
-	for (budget = vq->size; budget; budget--) {
-		r = vsock_pop(v, vq, &e);
-		if (r == 0 || r == -EIO)
-			break;
-		if (r < 0)
-			continue;
-		vsock_tx_one(v, &e);
-		virtq_push(vq, e.head, 0);
-		atomic_fetch_add(&q->stats.requests, 1);
-	}
-	if (!budget)
-		v->again = true;
-	if (virtq_need_notify(vq))
-		virtio_queue_notify(q);
-}
-
-/* Write @n bytes of @src into the writable segments of @e from @off. */
-static void vsock_put(const struct virtq_elem *e, size_t off,
-		      const uint8_t *src, size_t n)
-{
-	unsigned int s;
-
-	for (s = e->nr_out; s < e->nr_out + e->nr_in && n; s++) {
-		size_t len = e->segs[s].len, k;
-
-		if (off >= len) {
-			off -= len;
-			continue;
-		}
-		k = len - off < n ? len - off : n;
-		memcpy((uint8_t *)e->segs[s].addr + off, src, k);
-		src += k;
-		n -= k;
-		off = 0;
-	}
-}
-
-/* One packet into an rx chain: 1, or 0 when the core had none after all. */
-static int vsock_rx_one(struct vsock_dev *v, const struct virtq_elem *e,
-			uint32_t *written)
-{
-	struct iovec iov[VSOCK_MAX_SEGS];
-	uint8_t hdr[VSOCK_HDR_SIZE];
-	size_t skip = VSOCK_HDR_SIZE;
-	unsigned int s;
-	uint32_t len;
-	int n = 0;
-
-	for (s = e->nr_out; s < e->nr_out + e->nr_in; s++) {
-		size_t l = e->segs[s].len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		iov[n++] = (struct iovec){ (uint8_t *)e->segs[s].addr + skip,
-					   l - skip };
-		skip = 0;
-	}
-	if (!vsock_core_rx(&v->core, hdr, iov, n, &len))
-		return 0;
-	vsock_put(e, 0, hdr, sizeof(hdr));
-	*written = VSOCK_HDR_SIZE + len;
-	return 1;
-}
-
-static void vsock_process_rx(struct vsock_dev *v)
-{
-	struct virtio_queue *q = &v->vdev->queues[VSOCK_RXQ];
-	struct virtq *vq = vsock_vq(v, VSOCK_RXQ);
-	unsigned int budget;
-	struct virtq_elem e;
-	uint32_t written;
-	int r;
-
-	if (!vq)
-		return;
-	for (budget = vq->size; budget && vsock_core_rx_pending(&v->core);
-	     budget--) {
-		r = vsock_pop(v, vq, &e);
-		if (r == 0 && virtq_notify_enable(vq))
-			r = vsock_pop(v, vq, &e);
-		if (r == 0 || r == -EIO)
-			break;
-		if (r < 0)
-			continue;
-		if (e.nr_out || e.in_len < VSOCK_HDR_SIZE) {
-			atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-			virtq_push(vq, e.head, 0);
-			continue;
-		}
-		if (!vsock_rx_one(v, &e, &written)) {
-			/*
-			 * Nothing after all (the sockets had no data): give
-			 * the chain back unused. Its avail entry is still
-			 * the driver's published one, and the driver cannot
-			 * reuse it before it is in the used ring.
-			 */
-			vq->last_avail_idx--;
-			break;
-		}
-		virtq_push(vq, e.head, written);
-		atomic_fetch_add(&q->stats.requests, 1);
-	}
-	if (!budget)
-		v->again = true;
-	if (virtq_need_notify(vq))
-		virtio_queue_notify(q);
-}
-
-static void vsock_process_event(struct vsock_dev *v)
-{
-	struct virtio_queue *q = &v->vdev->queues[VSOCK_EVQ];
-	struct virtq *vq = vsock_vq(v, VSOCK_EVQ);
-	uint8_t ev[VSOCK_EVENT_BYTES];
-	unsigned int budget;
-	struct virtq_elem e;
-	int r;
-
-	if (!vq || !v->event_pending)
-		return;
-	le_put(ev, 4, VSOCK_EVENT_TRANSPORT_RESET);
-	for (budget = vq->size; budget && v->event_pending; budget--) {
-		r = vsock_pop(v, vq, &e);
-		if (r == 0 && virtq_notify_enable(vq))
-			r = vsock_pop(v, vq, &e);
-		if (r == 0 || r == -EIO)
-			break;
-		if (r < 0)
-			continue;
-		if (e.nr_out || e.in_len < VSOCK_EVENT_BYTES) {
-			atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-			virtq_push(vq, e.head, 0);
-			continue;
-		}
-		vsock_put(&e, 0, ev, sizeof(ev));
-		virtq_push(vq, e.head, VSOCK_EVENT_BYTES);
-		v->event_pending = false;
-		atomic_fetch_add(&v->core.stats.events_sent, 1);
-		atomic_fetch_add(&q->stats.requests, 1);
-	}
-	if (virtq_need_notify(vq))
-		virtio_queue_notify(q);
-}
-
-/* ---- the worker ---- */
-
-static void vsock_round(void *opaque, const uint64_t *tags, unsigned int n,
-			bool kicked)
-{
-	struct vsock_dev *v = opaque;
-	unsigned int i;
-
-	(void)kicked; /* every ring is looked at each round: cheap */
-	v->again = false;
-	defer_call_begin();
-	vsock_core_expire(&v->core, clock_now_ns());
-	if (atomic_exchange(&v->reset_req, false)) {
-		vsock_core_reset(&v->core);
-		v->event_pending = true;
-	}
-	for (i = 0; i < n; i++) {
-		if (tags[i] == TAG_LISTEN)
-			vsock_accept(v);
-		else if (tags[i] < VSOCK_MAX_CONNS)
-			vsock_core_host_event(&v->core, (uint32_t)tags[i]);
-	}
-	if (!v->vhost) {
-		vsock_process_tx(v);
-		vsock_process_rx(v);
-	}
-	vsock_process_event(v);
-	defer_call_end();
-	if (v->again)
-		vq_worker_wake(&v->w);
-}
-
-/* Sleep until the next connection deadline, or run its round now. */
-static int64_t vsock_idle(void *opaque)
-{
-	struct vsock_dev *v = opaque;
-	uint64_t next = v->core.next_deadline, now;
-
-	if (!next)
-		return -1;
-	now = clock_now_ns();
-	if (now < next)
-		return (int64_t)(next - now);
-	vsock_round(v, NULL, 0, false);
-	return VQ_WORKER_AGAIN;
-}
-
-static const struct vq_worker_ops vsock_worker_ops = {
-	.round = vsock_round,
-	.idle = vsock_idle,
-};
-
 /* ---- virtio_dev_ops ---- */
 
 static int vsock_add_kicks(struct vsock_dev *v)
@@ -472,6 +161,12 @@ static int vsock_start(struct virtio_dev *vdev)
 	ret = vsock_add_kicks(v);
 	if (ret)
 		return ret;
+	/* A new driver (not a resume) starts with no connections, even
+	 * after a reset that found the device paused (no stop then). */
+	if (!vdev->paused) {
+		vsock_core_reset(&v->core);
+		v->event_pending = false;
+	}
 	if (v->vhost) {
 		ret = vsock_vhost_start(&v->vh, vdev);
 		if (ret)
@@ -568,6 +263,27 @@ static int vsock_check_config(const struct vsock_config *cfg,
 	return 0;
 }
 
+/*
+ * A socket file at @sa that nobody listens on is what an earlier run
+ * left (a confined VMM cannot unlink at exit): remove it. Anything else
+ * there stays, and the bind fails.
+ */
+static bool vsock_stale(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(sa->sun_path, &st) || !S_ISSOCK(st.st_mode))
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	r = r && errno == ECONNREFUSED;
+	close(fd);
+	return r && !unlink(sa->sun_path);
+}
+
 static int vsock_listen(struct vsock_dev *v, const char *name)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -577,8 +293,10 @@ static int vsock_listen(struct vsock_dev *v, const char *name)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, VSOCK_LISTEN_BACKLOG)) {
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret && errno == EADDRINUSE && vsock_stale(&sa))
+		ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (ret || listen(fd, VSOCK_LISTEN_BACKLOG)) {
 		ret = -errno;
 		log_error("%s: cannot listen on %s: %s", name, v->uds_path,
 			  strerror(-ret));
@@ -614,6 +332,8 @@ static void vsock_close_host(struct vsock_dev *v)
 		return;
 	}
 	close(v->listen_fd);
+	/* Kept, a stale socket file is replaced by the next create at this
+	 * path (vsock_stale()). */
 	if (!v->keep_path)
 		unlink(v->uds_path);
 }
@@ -755,5 +475,4 @@ void vsock_dev_print_stats(struct vsock_dev *v, int fd)
 			v->vdev->name, v->vh.dev.starts,
 			(unsigned int)v->vh.dev.stop_base[VSOCK_RXQ],
 			(unsigned int)v->vh.dev.stop_base[VSOCK_TXQ]);
-	virtio_dev_print_stats(v->vdev, fd);
 }

@@ -61,8 +61,9 @@ struct vhost_sys;
 
 struct vsock_config {
 	uint64_t guest_cid;   /* 3 .. 0xfffffffe */
-	const char *uds_path; /* hybrid: not yet existing; room for
-			       * "_4294967295". vhost: NULL */
+	/* hybrid: absent, or a socket nobody listens on (a stale one is
+	 * replaced); with room for "_4294967295" after it. vhost: NULL */
+	const char *uds_path;
 	enum vsock_engine engine;
 	/* VSOCK_ENGINE_VHOST: the system calls on /dev/vhost-vsock; NULL:
 	 * the real ones (vhost_sys_host), a fake in tests. */
@@ -83,8 +84,9 @@ struct vsock_dev;
 
 /**
  * vsock_dev_create() - a vsock device for the guest @cfg->guest_cid:
- * checks the configuration, binds and listens on @cfg->uds_path (hybrid)
- * or opens /dev/vhost-vsock and sets the CID (vhost), so that it happens
+ * checks the configuration, binds and listens on @cfg->uds_path (hybrid;
+ * a stale socket file there, one nobody listens on, is replaced) or
+ * opens /dev/vhost-vsock and sets the CID (vhost), so that it happens
  * before the process confines itself, and initialises @vdev
  * (virtio_dev_init(), 3 queues); attach a transport next (engine=vhost
  * needs one with direct_irq: mmio and pci have it).
@@ -102,8 +104,10 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 
 /**
  * vsock_dev_destroy() - stop the device, close every connection and the
- * listener, and unlink uds_path; after the transport's destroy. NULL is
- * ignored. Context: teardown.
+ * listener, and unlink uds_path unless vsock_dev_keep_path() was called
+ * (a kept one, stale now, is replaced by the next vsock_dev_create()
+ * there); after the transport's destroy. NULL is ignored.
+ * Context: teardown.
  */
 void vsock_dev_destroy(struct vsock_dev *v);
 
@@ -131,8 +135,8 @@ int vsock_dev_send_reset(struct vsock_dev *v);
 void vsock_dev_get_stats(struct vsock_dev *v, struct vsock_dev_stats *out);
 
 /**
- * vsock_dev_print_stats() - the counters as "microvm: stats <name> vsock:"
- * lines, then each queue's (virtio_dev_print_stats()).
+ * vsock_dev_print_stats() - the counters as two "microvm: stats <name>
+ * vsock:" lines (the queues' are virtio_dev_print_stats()'s).
  * Context: any thread.
  */
 void vsock_dev_print_stats(struct vsock_dev *v, int fd);

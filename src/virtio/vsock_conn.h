@@ -66,6 +66,7 @@ enum vsock_op {
 #define VSOCK_EPHEMERAL_BASE (UINT32_C(1) << 30) /* host ports we allocate */
 #define VSOCK_REQUEST_TIMEOUT_NS (2000ull * 1000 * 1000)  /* guest answer */
 #define VSOCK_SHUTDOWN_TIMEOUT_NS (2000ull * 1000 * 1000) /* guest RST */
+#define VSOCK_LINE_TIMEOUT_NS (2000ull * 1000 * 1000) /* host's CONNECT */
 
 struct vsock_hdr {
 	uint64_t src_cid;
@@ -269,7 +270,8 @@ void vsock_core_reset(struct vsock_core *vc);
 
 /**
  * vsock_core_host_accept() - a host program connected (@fd, non-blocking):
- * read its CONNECT line next. At VSOCK_MAX_CONNS it is refused.
+ * read its CONNECT line next, within VSOCK_LINE_TIMEOUT_NS. At
+ * VSOCK_MAX_CONNS it is refused.
  * Return: 0, or -ENOSPC (the caller closes @fd).  Context: the worker.
  */
 int vsock_core_host_accept(struct vsock_core *vc, int fd);
@@ -309,8 +311,9 @@ int vsock_core_rx(struct vsock_core *vc, uint8_t *hdr,
 
 /**
  * vsock_core_expire() - take the time (monotonic ns) and act on
- * connections whose deadline passed: no answer to our REQUEST, no RST
- * after our SHUTDOWN, a host that does not read what it was sent.
+ * connections whose deadline passed: a host program that does not send
+ * its CONNECT line, no answer to our REQUEST, no RST after our SHUTDOWN,
+ * a host that does not read what it was sent.
  * Return: the earliest deadline left, or 0 for none.  Context: the worker.
  */
 uint64_t vsock_core_expire(struct vsock_core *vc, uint64_t now);

@@ -505,6 +505,17 @@ static void test_host_refused(void)
 	host_event(fd);
 	CHECK(!fs[fd].open);
 	CHECK_EQ(atomic_load(&vc.stats.bad_lines), 2);
+	/* A host program that never finishes its line: closed in time. */
+	fd = host_accept();
+	host_write(fd, "CONN", 4);
+	host_event(fd);
+	vsock_core_expire(&vc, 1000 + SEC);
+	CHECK(fs[fd].open);
+	vsock_core_expire(&vc, 1000 + 3 * SEC);
+	CHECK(!fs[fd].open);
+	CHECK(!vsock_core_rx_pending(&vc));
+	CHECK_EQ(vsock_core_nr_conns(&vc), 0);
+	vsock_core_expire(&vc, 1000);
 	/* The guest never answers: RST and close after the timeout. */
 	fd = host_accept();
 	host_write(fd, "CONNECT 7\n", 10);
@@ -515,7 +526,7 @@ static void test_host_refused(void)
 	vsock_core_expire(&vc, 1000 + 3 * SEC);
 	CHECK(!fs[fd].open);
 	CHECK_EQ(guest_recv_op(), VSOCK_OP_RST);
-	CHECK_EQ(atomic_load(&vc.stats.timeouts), 1);
+	CHECK_EQ(atomic_load(&vc.stats.timeouts), 2);
 	/* A RESPONSE to a REQUEST never made: RST. */
 	guest_op(9, 12345, VSOCK_OP_RESPONSE, 0);
 	CHECK_EQ(guest_recv_op(), VSOCK_OP_RST);

@@ -37,6 +37,7 @@ struct vsock_dev {
 	uint64_t guest_cid;
 	char uds_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int listen_fd;
+	bool keep_path;         /* destroy leaves uds_path (confined) */
 	struct vq_worker w;
 	bool kicks_added;
 	uint8_t config[VSOCK_CONFIG_BYTES];
@@ -608,8 +609,14 @@ void vsock_dev_destroy(struct vsock_dev *v)
 	vsock_core_destroy(&v->core); /* takes its fds out of the worker */
 	vq_worker_destroy(&v->w);
 	close(v->listen_fd);
-	unlink(v->uds_path);
+	if (!v->keep_path)
+		unlink(v->uds_path);
 	free(v);
+}
+
+void vsock_dev_keep_path(struct vsock_dev *v)
+{
+	v->keep_path = true;
 }
 
 int vsock_dev_send_reset(struct vsock_dev *v)

@@ -83,10 +83,20 @@ int vsock_dev_create(struct vsock_dev **out, struct virtio_dev *vdev,
 
 /**
  * vsock_dev_destroy() - stop the device, close every connection and the
- * listener, and unlink uds_path; after the transport's destroy. NULL is
- * ignored. Context: teardown.
+ * listener, and unlink uds_path (unless vsock_dev_keep_path() was
+ * called); after the transport's destroy. NULL is ignored.
+ * Context: teardown.
  */
 void vsock_dev_destroy(struct vsock_dev *v);
+
+/**
+ * vsock_dev_keep_path() - leave uds_path in place at destroy: for a
+ * caller whose thread may no longer unlink (confined: the seccomp policy
+ * allows no unlink), as Firecracker leaves its socket for whoever
+ * started it to remove.
+ * Context: main thread, before vsock_dev_destroy().
+ */
+void vsock_dev_keep_path(struct vsock_dev *v);
 
 /**
  * vsock_dev_send_reset() - tell the guest VIRTIO_VSOCK_EVENT_TRANSPORT_RESET

@@ -467,9 +467,11 @@ static int machine_boot(struct machine *m, char *err, size_t errlen)
 				CONFINE_FDS_PER_QUEUE + machine_vsock_fds(m));
 	if (fds < 0)
 		log_warn("cannot lower RLIMIT_NOFILE: %s", strerror((int)-fds));
-	/* Confined, main can no longer remove the API socket at exit. */
+	/* Confined, main can no longer remove the API socket or the vsock
+	 * device's socket at exit. */
 	if (control)
 		control_keep_socket(control);
+	machine_vsock_keep_path(m);
 	/* Last: the threads above are not under it; it releases the vCPUs. */
 	confine_thread(CONFINE_MAIN);
 	log_startup("threads started, main confined");

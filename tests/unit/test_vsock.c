@@ -497,6 +497,12 @@ static void test_config_and_create(void)
 	CHECK_EQ(le_get(b, 4), 0);
 	dev_close();
 	CHECK(stat(uds, &st) && errno == ENOENT);
+	/* Kept (a confined main thread may not unlink): left in place. */
+	dev_open();
+	vsock_dev_keep_path(dev);
+	dev_close();
+	CHECK(!stat(uds, &st) && S_ISSOCK(st.st_mode));
+	unlink(uds);
 }
 
 static void test_host_initiated(void)

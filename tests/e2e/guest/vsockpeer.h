@@ -46,7 +46,7 @@ void pconn_init(struct pconn *c, int fd, size_t total, uint32_t seed,
 void pconn_read_line(struct pconn *c);
 
 /* pump_run: drive @n connections until each is PC_DONE (the echo back
- * in full and byte-exact, then end of file) or PC_FAIL; a connection
+ * in full and byte-exact) or PC_FAIL; a connection
  * that makes no progress for @idle_ms fails. Return: failures. */
 int pump_run(struct pconn *c, int n, int idle_ms);
 

@@ -141,8 +141,16 @@ unsigned int machine_metrics_drives(struct machine *m,
  */
 int machine_attach_vsock(struct machine *m, char *err, size_t errlen);
 
-/** machine_detach_vsock() - undo machine_attach_vsock() (uds_path unlinked). */
+/** machine_detach_vsock() - undo machine_attach_vsock() (uds_path unlinked
+ * unless machine_vsock_keep_path() was called). */
 void machine_detach_vsock(struct machine *m);
+
+/**
+ * machine_vsock_keep_path() - the vsock device, if any, leaves its
+ * uds_path at detach: for a main thread about to be confined, which may
+ * no longer unlink. Context: main thread.
+ */
+void machine_vsock_keep_path(struct machine *m);
 
 /** machine_vsock_print_stats() - --stats lines of the vsock device. */
 void machine_vsock_print_stats(struct machine *m, int fd);

@@ -86,6 +86,12 @@ void machine_detach_vsock(struct machine *m)
 	m->vsock = NULL;
 }
 
+void machine_vsock_keep_path(struct machine *m)
+{
+	if (m->vsock && m->vsock->dev)
+		vsock_dev_keep_path(m->vsock->dev);
+}
+
 void machine_vsock_print_stats(struct machine *m, int fd)
 {
 	if (!m->vsock || !m->vsock->dev)

@@ -119,3 +119,6 @@ include(${E2E_DIR}/../bench/guest-fio.cmake)
 include(${E2E_DIR}/boottime.cmake)
 # The project's kernel booting from a firmware/rootfs image, no initramfs.
 include(${E2E_DIR}/firmware.cmake)
+# virtio-vsock's hybrid host side on the project's kernel (after
+# firmware.cmake: its kernel).
+include(${E2E_DIR}/vsock.cmake)

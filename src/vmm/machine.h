@@ -164,12 +164,6 @@ struct vsock_dev_stats;
 int machine_vsock_stats(struct machine *m, struct vsock_dev_stats *out);
 
 /**
- * machine_vsock_keep_path() - leave the vsock socket file at exit (main
- * confined can no longer unlink). Context: main, before confining.
- */
-void machine_vsock_keep_path(struct machine *m);
-
-/**
  * machine_vsock_fds() - descriptors the vsock device may open after
  * setup (for confine_limit_fds()).
  */

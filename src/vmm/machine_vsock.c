@@ -108,12 +108,6 @@ int machine_vsock_stats(struct machine *m, struct vsock_dev_stats *out)
 	return 0;
 }
 
-void machine_vsock_keep_path(struct machine *m)
-{
-	if (m->vsock && m->vsock->dev)
-		vsock_dev_keep_path(m->vsock->dev);
-}
-
 unsigned int machine_vsock_fds(const struct machine *m)
 {
 	if (!m->vsock)

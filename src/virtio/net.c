@@ -353,7 +353,7 @@ int net_dev_set_rate_limits(struct net_dev *n, const struct rl_config *rx,
 		rl_set(&n->tx_rl, tx);
 	atomic_fetch_add(&n->rl_gen, 1);
 	for (i = 0; i < n->pairs; i++)
-		vq_worker_wake(&n->pair[i].w);
+		net_pair_wake(&n->pair[i]);
 	return 0;
 }
 

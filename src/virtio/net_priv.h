@@ -92,6 +92,15 @@ extern const struct vq_worker_ops net_worker_ops;
 struct virtq *net_vq(struct net_dev *n, unsigned int qi);
 
 /**
+ * net_pair_wake() - another round of @np's worker, now or, when it is
+ * not running, at its start (the doorbell vq_worker_wake() rings, but
+ * without reading whether the worker runs, which the thread that starts
+ * and stops it writes).
+ * Context: any thread.
+ */
+void net_pair_wake(struct net_pair *np);
+
+/**
  * net_pair_reset() - forget a stopped pair's run: a packet still held is
  * dropped (counted), deadlines and waits are cleared.
  * Context: the thread that stops the device, the worker stopped.

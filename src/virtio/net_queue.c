@@ -18,6 +18,7 @@
 
 #include "util/clock.h"
 #include "util/defer_call.h"
+#include "util/evloop.h"
 #include "util/le.h"
 #include "virtio/net_priv.h"
 
@@ -28,6 +29,11 @@ struct virtq *net_vq(struct net_dev *n, unsigned int qi)
 	struct virtio_queue *q = &n->vdev->queues[qi];
 
 	return q->enabled && q->vq.ready && !q->vq.broken ? &q->vq : NULL;
+}
+
+void net_pair_wake(struct net_pair *np)
+{
+	evfd_signal(np->w.wake_fd);
 }
 
 /* Pop one chain into @segs; a malformed one goes back empty. */
@@ -60,6 +66,15 @@ static int np_pop(struct net_dev *n, struct virtio_queue *q,
 static void np_unpop(struct virtq *vq, unsigned int k)
 {
 	vq->last_avail_idx = (uint16_t)(vq->last_avail_idx - k);
+}
+
+/* After a ring's round: one notification for what it pushed. */
+static void np_batch_end(struct virtio_queue *q, uint16_t pushed_before)
+{
+	if (q->vq.used_idx != pushed_before)
+		atomic_fetch_add(&q->stats.batches, 1);
+	if (virtq_need_notify(&q->vq))
+		virtio_queue_notify(q);
 }
 
 /* ---- tx (§5.1.6.2) ---- */
@@ -115,6 +130,7 @@ static void np_tx(struct net_pair *np)
 	struct virtq *vq = net_vq(n, q->index);
 	unsigned int budget;
 	struct virtq_elem e;
+	uint16_t pushed;
 	int r;
 
 	if (!vq || np->tx_blocked)
@@ -122,6 +138,7 @@ static void np_tx(struct net_pair *np)
 	if (np->tx_until && clock_now_ns() < np->tx_until)
 		return;
 	np->tx_until = 0;
+	pushed = vq->used_idx;
 	virtq_notify_disable(vq);
 	for (budget = vq->size; budget; budget--) {
 		r = np_pop(n, q, &e, np->segs);
@@ -140,8 +157,7 @@ static void np_tx(struct net_pair *np)
 	}
 	if (!budget)
 		np->again = true;
-	if (virtq_need_notify(vq))
-		virtio_queue_notify(q);
+	np_batch_end(q, pushed);
 }
 
 /* ---- rx (§5.1.6.3, §5.1.6.4) ---- */
@@ -276,6 +292,7 @@ static void np_rx(struct net_pair *np)
 	struct virtio_queue *q = &n->vdev->queues[2 * np->idx];
 	struct virtq *vq = net_vq(n, q->index);
 	unsigned int budget;
+	uint16_t pushed;
 	uint64_t wait;
 	int r;
 
@@ -285,6 +302,7 @@ static void np_rx(struct net_pair *np)
 	if (np->rx_until && clock_now_ns() < np->rx_until)
 		return;
 	np->rx_until = 0;
+	pushed = vq->used_idx;
 	for (budget = vq->size; budget; budget--) {
 		if (!np->pkt_len) {
 			/* No buffer, no read (nothing held for nothing). */
@@ -325,8 +343,7 @@ static void np_rx(struct net_pair *np)
 	}
 	if (!budget)
 		np->again = true;
-	if (virtq_need_notify(vq))
-		virtio_queue_notify(q);
+	np_batch_end(q, pushed);
 }
 
 /* ---- the control queue (§5.1.6.5), on pair 0 ---- */
@@ -369,7 +386,7 @@ static void np_ctrl(struct net_dev *n)
 		n->ctrl_ack = cmd.ack;
 		atomic_store(&n->ctrl_pending, true);
 		for (i = 1; i < n->pairs; i++)
-			vq_worker_wake(&n->pair[i].w);
+			net_pair_wake(&n->pair[i]);
 		break;
 	}
 	if (virtq_need_notify(vq))
@@ -453,7 +470,7 @@ static void np_round(void *opaque, const uint64_t *tags, unsigned int nt,
 	if (np->idx == 0)
 		np_ctrl_finish(n);
 	else if (atomic_load(&n->ctrl_pending))
-		vq_worker_wake(&n->pair[0].w);
+		net_pair_wake(&n->pair[0]);
 	defer_call_end();
 	np_watch(np);
 	if (np->again)

@@ -14,6 +14,26 @@
 
 static uint8_t pbuf[NET_MAX_PACKET + 16];
 
+/* --stats names the counters: @want is in the pair 0 line. */
+static void check_stats_line(const char *want)
+{
+	char out[4096] = "";
+	int p[2];
+	ssize_t r;
+
+	if (pipe(p))
+		return;
+	net_dev_print_stats(dev, p[1]);
+	close(p[1]);
+	r = read(p[0], out, sizeof(out) - 1);
+	close(p[0]);
+	CHECK(r > 0);
+	CHECK(strstr(out, "microvm: stats eth0 net: pair 0 ") != NULL);
+	if (!strstr(out, want))
+		fprintf(stderr, "stats: %s", out);
+	CHECK(strstr(out, want) != NULL);
+}
+
 /* §5.1.6.2: a frame the guest sends arrives on the tap as it was. */
 static void test_tx_frames(void)
 {
@@ -33,6 +53,7 @@ static void test_tx_frames(void)
 		CHECK(frame_ok(pbuf + NET_HDR_SIZE, 60 + 500 * i, i));
 	}
 	CHECK(notify_count[1] > 0);
+	check_stats_line("tx-packets 4 tx-bytes 3240 ");
 	set_status(0);
 	dev_close();
 }
@@ -300,6 +321,16 @@ static void test_mq(void)
 	tap_send(1, 100, 3);
 	sleep_ms(100);
 	CHECK_EQ(used_idx(2), 1);
+	CHECK_EQ(set_pairs(2), VIRTIO_NET_OK);
+	CHECK(wait_used(2, 2));
+	/* A reset: one pair again (§5.1.6.5.5). */
+	set_status(0);
+	drv_start(mq);
+	rx_add(1, 0, SMALL);
+	kick(2);
+	tap_send(1, 100, 4);
+	sleep_ms(100);
+	CHECK_EQ(used_idx(2), 0);
 	set_status(0);
 	dev_close();
 }
@@ -349,7 +380,7 @@ static void test_pause_resume(void)
 	ssize_t got;
 
 	dev_open(1, NULL);
-	drv_start(MRG_F);
+	drv_start(MRG_F | F(VIRTIO_F_EVENT_IDX));
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < per; i++) {
 			unsigned int k = r * per + i;

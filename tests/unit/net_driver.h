@@ -163,10 +163,17 @@ static inline void set_status(uint8_t s)
 	pthread_mutex_unlock(&vdev.lock);
 }
 
-static inline void dev_open(unsigned int pairs, const struct rl_config *tx_rl)
+#define TEST_MAC { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }
+
+/*
+ * The device on @pairs tap fds: @real (a real tap's queues), or NULL for
+ * socketpairs whose other ends the test keeps in tap[i][1].
+ */
+static inline void dev_open_fds(unsigned int pairs, const int *real,
+				const struct rl_config *tx_rl)
 {
 	struct net_config cfg = {
-		.mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+		.mac = TEST_MAC,
 		.queue_pairs = pairs,
 		.queue_size = QSZ,
 	};
@@ -174,6 +181,11 @@ static inline void dev_open(unsigned int pairs, const struct rl_config *tx_rl)
 	unsigned int i;
 
 	for (i = 0; i < pairs; i++) {
+		if (real) {
+			fds[i] = tap[i][0] = real[i];
+			tap[i][1] = -1;
+			continue;
+		}
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 			       tap[i])) {
 			perror("socketpair");
@@ -194,6 +206,11 @@ static inline void dev_open(unsigned int pairs, const struct rl_config *tx_rl)
 		vdev.queues[i].kick_fd = evfd_new();
 }
 
+static inline void dev_open(unsigned int pairs, const struct rl_config *tx_rl)
+{
+	dev_open_fds(pairs, NULL, tx_rl);
+}
+
 static inline void dev_close(void)
 {
 	unsigned int i;
@@ -203,7 +220,8 @@ static inline void dev_close(void)
 	for (i = 0; i < nr_queues; i++)
 		close(vdev.queues[i].kick_fd);
 	for (i = 0; i < nr_pairs; i++)
-		close(tap[i][1]); /* [0] was the device's */
+		if (tap[i][1] >= 0)
+			close(tap[i][1]); /* [0] was the device's */
 	memset(&vdev, 0, sizeof(vdev));
 }
 

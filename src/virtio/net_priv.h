@@ -18,6 +18,9 @@
 #include "virtio/net_hdr.h"
 #include "virtio/worker.h"
 
+/* np->watching once the tap left the epoll set. */
+#define NET_TAP_UNWATCHED UINT32_MAX
+
 /* Worker tags. */
 #define NET_TAG_RX 0
 #define NET_TAG_TX 1
@@ -53,6 +56,9 @@ struct net_pair {
 				  * rx buffers: wait for an rx kick */
 	bool tx_blocked;         /* the tap took no more: wait for EPOLLOUT */
 	bool tx_throttling;      /* counted in tx_throttled already */
+	bool rx_throttling;      /* counted in rx_throttled already */
+	bool tap_dead;           /* read failed for good: out of the epoll
+				  * set (np_tap_dead()) */
 	uint64_t rx_until, tx_until; /* rate limit: tokens due (ns), or 0 */
 	unsigned int rl_gen;     /* n->rl_gen the deadlines are for */
 	uint8_t *pkt;            /* NET_MAX_PACKET + 1: the one packet

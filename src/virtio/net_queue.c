@@ -265,15 +265,36 @@ static int np_rx_deliver(struct net_pair *np, struct virtio_queue *q)
 	return 1;
 }
 
+/*
+ * The tap failed for good (a detached queue, a socket whose peer left):
+ * epoll would report it ready forever (EPOLLERR, EPOLLHUP), so it leaves
+ * the epoll set; the pair's tx chains go on being taken and dropped.
+ */
+static void np_tap_dead(struct net_pair *np, int err)
+{
+	struct net_dev *n = np->n;
+
+	atomic_fetch_add(&np->st.rx_errors, 1);
+	log_ratelimited(&n->rl, LOG_ERROR, "%s: pair %u: tap: %s",
+			n->vdev->name, np->idx,
+			err ? strerror(err) : "end of file");
+	np->tap_dead = true;
+	if (np->watching != NET_TAP_UNWATCHED &&
+	    !vq_worker_del_fd(&np->w, np->tap_fd))
+		np->watching = NET_TAP_UNWATCHED;
+}
+
 /* Read the next packet from the tap. Return: false when there is none. */
 static bool np_rx_read(struct net_pair *np)
 {
 	ssize_t r;
 
 	r = read(np->tap_fd, np->pkt, NET_MAX_PACKET + 1);
-	if (r < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			atomic_fetch_add(&np->st.rx_errors, 1);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		      errno == EINTR))
+		return false;
+	if (r <= 0) {
+		np_tap_dead(np, r ? errno : 0);
 		return false;
 	}
 	if (r < (ssize_t)(NET_HDR_SIZE + NET_MIN_FRAME) ||
@@ -296,8 +317,10 @@ static void np_rx(struct net_pair *np)
 	uint64_t wait;
 	int r;
 
-	np->rx_starved = false;
-	if (!vq)
+	/* No usable ring (not enabled, broken) or no tap: nothing to read
+	 * for, and a readable tap must not be watched (it would spin). */
+	np->rx_starved = !vq || np->tap_dead;
+	if (np->rx_starved)
 		return;
 	if (np->rx_until && clock_now_ns() < np->rx_until)
 		return;
@@ -319,10 +342,14 @@ static void np_rx(struct net_pair *np)
 			wait = rl_consume(&n->rx_rl, 1,
 					  np->pkt_len - NET_HDR_SIZE);
 			if (wait) {
-				atomic_fetch_add(&np->st.rx_throttled, 1);
+				if (!np->rx_throttling)
+					atomic_fetch_add(&np->st.rx_throttled,
+							 1);
+				np->rx_throttling = true;
 				np->rx_until = clock_now_ns() + wait;
 				break;
 			}
+			np->rx_throttling = false;
 			np->pkt_admitted = true;
 		}
 		r = np_rx_deliver(np, q);
@@ -430,11 +457,12 @@ static void np_watch(struct net_pair *np)
 		want |= EPOLLIN;
 	if (np->active && np->tx_blocked)
 		want |= EPOLLOUT;
-	if (want == np->watching)
+	if (want == np->watching || np->tap_dead)
 		return;
 	ret = vq_worker_watch(&np->w, np->tap_fd, NET_TAG_TAP, want);
 	if (ret)
-		log_ratelimited(&np->n->rl, LOG_WARN, "%s: epoll on the tap: %s",
+		log_ratelimited(&np->n->rl, LOG_WARN,
+				"%s: epoll on the tap: %s",
 				np->n->vdev->name, strerror(-ret));
 	else
 		np->watching = want;
@@ -506,6 +534,7 @@ void net_pair_reset(struct net_pair *np)
 	np->pkt_len = 0;
 	np->pkt_admitted = false;
 	np->rx_starved = np->tx_blocked = np->tx_throttling = false;
+	np->rx_throttling = false;
 	np->rx_until = np->tx_until = 0;
 	np->active = false;
 }

@@ -37,7 +37,8 @@ static bool in_ram(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 
-	return b >= ram && len <= RAM_SIZE && (size_t)(b - ram) <= RAM_SIZE - len;
+	return b >= ram && len <= RAM_SIZE &&
+	       (size_t)(b - ram) <= RAM_SIZE - len;
 }
 
 static void check_tx(const struct virtq_elem *e, uint64_t features)
@@ -100,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(ram, data, size < RAM_SIZE ? size : RAM_SIZE);
 	if (guest_mem_add_region(&gm, RAM_GPA, RAM_SIZE, ram))
 		return 0;
-	/* virtq_start() zeroes the used ring and event; avail is the input's. */
+	/* virtq_start() zeroes the used ring; avail is the input's. */
 	if (virtq_start(&vq, &gm, QSZ, DESC_GPA, AVAIL_GPA, USED_GPA, features))
 		return 0;
 	for (i = 0; i < 2 * QSZ; i++) {

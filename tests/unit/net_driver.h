@@ -99,8 +99,8 @@ static inline void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static inline void desc_set(uint64_t table, uint16_t i, uint64_t addr, uint32_t len,
-		     uint16_t flags, uint16_t next)
+static inline void desc_set(uint64_t table, uint16_t i, uint64_t addr,
+			    uint32_t len, uint16_t flags, uint16_t next)
 {
 	uint64_t d = table + 16ull * i;
 
@@ -133,7 +133,8 @@ static inline uint16_t used_idx(unsigned int q)
 	return le16toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
 }
 
-static inline void used_elem(unsigned int q, uint16_t i, uint32_t *id, uint32_t *len)
+static inline void used_elem(unsigned int q, uint16_t i, uint32_t *id,
+			     uint32_t *len)
 {
 	uint64_t e = RING_GPA(q) + USED_OFF + 4 + 8ull * (i % QSZ);
 

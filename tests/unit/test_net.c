@@ -338,7 +338,9 @@ static void test_mq(void)
 /* The tx limit holds chains in the ring until tokens are due. */
 static void test_tx_rate_limit(void)
 {
-	struct rl_config rl = { .ops = { .size = 1, .refill_time_ms = 100000 } };
+	struct rl_config rl = {
+		.ops = { .size = 1, .refill_time_ms = 100000 },
+	};
 	struct rl_config off = { 0 };
 	struct net_dev_stats st;
 	unsigned int i;
@@ -417,6 +419,46 @@ static void test_pause_resume(void)
 	dev_close();
 }
 
+static uint64_t cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The tap's far end goes away: no busy loop on a tap that stays
+ * "readable" (end of file), and tx chains still complete (dropped). */
+static void test_tap_hangup(void)
+{
+	struct net_dev_stats st;
+	uint64_t cpu;
+
+	dev_open(1, NULL);
+	drv_start(BASE_F);
+	rx_add(0, 0, SMALL);
+	kick(0);
+	close(tap[0][1]);
+	tap[0][1] = -1;
+	sleep_ms(20);
+	cpu = cpu_ms();
+	sleep_ms(300);
+	cpu = cpu_ms() - cpu;
+	if (cpu >= 100)
+		fprintf(stderr, "tap hangup: %llu ms of CPU in 300 ms\n",
+			(unsigned long long)cpu);
+	CHECK(cpu < 100);
+	tx_add(0, 0, 100, 1);
+	kick(1);
+	CHECK(wait_used(1, 1));
+	net_dev_get_stats(dev, &st);
+	CHECK_EQ(st.tx_drops, 1);
+	CHECK_EQ(st.rx_errors, 1);
+	CHECK_EQ(used_idx(0), 0);
+	set_status(0);
+	dev_close();
+}
+
 /* §5.1.4: mac, status, max_virtqueue_pairs, mtu; writes ignored. */
 static void test_config(void)
 {
@@ -480,5 +522,6 @@ int main(void)
 	test_mq();
 	test_tx_rate_limit();
 	test_pause_resume();
+	test_tap_hangup();
 	return test_done();
 }

@@ -372,6 +372,40 @@ static void test_tx_rate_limit(void)
 	dev_close();
 }
 
+/* The rx limit stops reading the tap until tokens are due. */
+static void test_rx_rate_limit(void)
+{
+	struct rl_config rl = {
+		.bandwidth = { .size = 1000, .refill_time_ms = 100000 },
+	};
+	struct net_dev_stats st;
+	uint16_t i;
+
+	dev_open(1, NULL);
+	CHECK_EQ(net_dev_set_rate_limits(dev, &rl, NULL), 0);
+	drv_start(MRG_F);
+	for (i = 0; i < 8; i++)
+		rx_add(0, i, SMALL);
+	kick(0);
+	for (i = 0; i < 4; i++)
+		tap_send(0, 600, i);
+	CHECK(wait_used(0, 1));
+	sleep_ms(100);
+	CHECK_EQ(used_idx(0), 1);
+	/* One held by the device, the other two still in the tap. */
+	CHECK_EQ(tap_pending(0), 2 * (NET_HDR_SIZE + 600));
+	net_dev_get_stats(dev, &st);
+	CHECK_EQ(st.rx_throttled, 1);
+	rl.bandwidth.refill_time_ms = 50;
+	CHECK_EQ(net_dev_set_rate_limits(dev, &rl, NULL), 0);
+	CHECK(wait_used(0, 4));
+	for (i = 0; i < 4; i++)
+		CHECK(frame_ok(host(rx_buf(0, i, SMALL) + NET_HDR_SIZE), 600,
+			       i));
+	set_status(0);
+	dev_close();
+}
+
 /* Pause and resume mid-traffic: nothing lost, nothing twice. */
 static void test_pause_resume(void)
 {
@@ -521,6 +555,7 @@ int main(void)
 	test_tx_malformed();
 	test_mq();
 	test_tx_rate_limit();
+	test_rx_rate_limit();
 	test_pause_resume();
 	test_tap_hangup();
 	return test_done();

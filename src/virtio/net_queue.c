@@ -10,6 +10,7 @@
  * round is one defer_call section: one interrupt per queue per batch.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/virtio_net.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -375,10 +376,28 @@ static void np_rx(struct net_pair *np)
 
 /* ---- the control queue (§5.1.6.5), on pair 0 ---- */
 
+/*
+ * The control queue's index (§5.1.2): after the last pair with MQ, after
+ * the first without it, where pair 1's worker watches its kicks and
+ * passes them on (np_round()). UINT_MAX: no control queue negotiated.
+ */
+static unsigned int np_ctrl_qi(struct net_dev *n)
+{
+	uint64_t f = n->vdev->driver_features;
+
+	if (!n->has_ctrl || !(f & F(VIRTIO_NET_F_CTRL_VQ)))
+		return UINT_MAX;
+	return f & F(VIRTIO_NET_F_MQ) ? 2 * n->pairs : 2;
+}
+
 static void np_ctrl(struct net_dev *n)
 {
-	struct virtio_queue *q = &n->vdev->queues[2 * n->pairs];
-	struct virtq *vq = n->has_ctrl ? net_vq(n, q->index) : NULL;
+	unsigned int qi = np_ctrl_qi(n);
+	struct virtio_queue *q = qi == UINT_MAX ? NULL : &n->vdev->queues[qi];
+	struct virtq *vq = q ? net_vq(n, qi) : NULL;
+	/* Without MQ no VQ_PAIRS_SET is in range (§5.1.6.5.5). */
+	unsigned int max = n->vdev->driver_features & F(VIRTIO_NET_F_MQ) ?
+				   n->pairs : 0;
 	struct net_ctrl_cmd cmd;
 	enum net_ctrl_err err;
 	unsigned int budget, i;
@@ -395,7 +414,7 @@ static void np_ctrl(struct net_dev *n)
 			atomic_fetch_add(&n->ctrl_err, 1);
 			continue;
 		}
-		err = net_ctrl_parse(&e, n->pairs, &cmd);
+		err = net_ctrl_parse(&e, max, &cmd);
 		if (err) {
 			log_ratelimited(&n->rl, LOG_WARN, "%s: control: %s",
 					n->vdev->name, net_ctrl_err_str(err));
@@ -423,8 +442,9 @@ static void np_ctrl(struct net_dev *n)
 /* Ack a pending VQ_PAIRS_SET once no pair works on the old count. */
 static void np_ctrl_finish(struct net_dev *n)
 {
-	struct virtio_queue *q = &n->vdev->queues[2 * n->pairs];
-	struct virtq *vq = net_vq(n, q->index);
+	unsigned int qi = np_ctrl_qi(n);
+	struct virtio_queue *q = qi == UINT_MAX ? NULL : &n->vdev->queues[qi];
+	struct virtq *vq = q ? net_vq(n, qi) : NULL;
 	unsigned int gen = atomic_load(&n->gen), i;
 
 	if (!atomic_load(&n->ctrl_pending))
@@ -476,9 +496,14 @@ static void np_round(void *opaque, const uint64_t *tags, unsigned int nt,
 	unsigned int gen, rl_gen, i;
 
 	(void)kicked; /* both rings are looked at every round: cheap */
-	for (i = 0; i < nt; i++)
+	for (i = 0; i < nt; i++) {
 		if (tags[i] == NET_TAG_TAP)
 			np->tx_blocked = false; /* writable, or try again */
+		/* A kick of queue 2 is pair 0's control queue without MQ. */
+		if (tags[i] == NET_TAG_RX && np->idx == 1 &&
+		    np_ctrl_qi(n) == 2)
+			net_pair_wake(&n->pair[0]);
+	}
 	np->again = false;
 	rl_gen = atomic_load(&n->rl_gen);
 	if (rl_gen != np->rl_gen) {

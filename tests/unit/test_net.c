@@ -254,11 +254,14 @@ static void test_tx_malformed(void)
 	dev_close();
 }
 
+/* The control queue's index: after the last pair (MQ), else 2. */
+static unsigned int ctrl_q;
+
 /* One control command (§5.1.6.5); the ack the device wrote. */
 static uint8_t ctrl_cmd(uint8_t class, uint8_t cmd, const uint8_t *data,
 			uint32_t len)
 {
-	unsigned int q = 2 * nr_pairs;
+	unsigned int q = ctrl_q ? ctrl_q : 2 * nr_pairs;
 	uint64_t table = RING_GPA(q), g = CTRL_GPA;
 	uint16_t want = (uint16_t)(used_idx(q) + 1);
 
@@ -334,6 +337,25 @@ static void test_mq(void)
 	tap_send(1, 100, 4);
 	sleep_ms(100);
 	CHECK_EQ(used_idx(2), 0);
+	set_status(0);
+	dev_close();
+}
+
+/* §5.1.2: CTRL_VQ without MQ puts the control queue at index 2, and
+ * no VQ_PAIRS_SET is accepted there. */
+static void test_ctrl_without_mq(void)
+{
+	dev_open(2, NULL);
+	drv_start(MRG_F | F(VIRTIO_NET_F_CTRL_VQ));
+	ctrl_q = 2;
+	CHECK_EQ(set_pairs(1), VIRTIO_NET_ERR);
+	CHECK_EQ(set_pairs(2), VIRTIO_NET_ERR);
+	ctrl_q = 0;
+	CHECK_EQ(used_idx(4), 0);
+	rx_add(0, 0, SMALL);
+	kick(0);
+	tap_send(0, 100, 1);
+	CHECK(wait_used(0, 1));
 	set_status(0);
 	dev_close();
 }
@@ -557,6 +579,7 @@ int main(void)
 	test_rx_too_small();
 	test_tx_malformed();
 	test_mq();
+	test_ctrl_without_mq();
 	test_tx_rate_limit();
 	test_rx_rate_limit();
 	test_pause_resume();

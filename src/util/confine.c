@@ -76,6 +76,7 @@ static const char *const class_names[CONFINE_NR_CLASSES] = {
 	[CONFINE_CONSOLE] = "console",
 	[CONFINE_CONTROL] = "control",
 	[CONFINE_VSOCK] = "vsock",
+	[CONFINE_NET] = "net",
 };
 
 static const char *const mode_names[] = {
@@ -452,7 +453,7 @@ static int parse_selftest(char *err, size_t errlen)
 	}
 	snprintf(err, errlen,
 		 "MICROVM_SECCOMP_SELFTEST=%s: not one of main, vcpu, io, "
-		 "console, control, vsock", v);
+		 "console, control, vsock, net", v);
 	return -EINVAL;
 }
 

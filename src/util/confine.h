@@ -30,6 +30,7 @@ enum confine_class {
 	CONFINE_CONSOLE, /* stdin pump, console output */
 	CONFINE_CONTROL, /* the API server on a Unix socket (no caller yet) */
 	CONFINE_VSOCK,   /* the virtio-vsock worker and its host sockets */
+	CONFINE_NET,     /* a virtio-net queue pair's worker and its tap */
 	CONFINE_NR_CLASSES,
 };
 
@@ -78,7 +79,7 @@ int confine_disk_fds(const int *fds, unsigned int n, char *err,
 /**
  * confine_prepare() - build every class's filter, set no_new_privs and
  * install the SIGSYS handler that reports forbidden calls. Reads
- * MICROVM_SECCOMP_SELFTEST=main|vcpu|io|console|control|vsock once: the first thread of
+ * MICROVM_SECCOMP_SELFTEST=main|vcpu|io|console|control|vsock|net once: the first thread of
  * that class (for main: the main thread) then makes one forbidden call
  * (socket()) right after installing its filter, for tests.
  * @mode: from --seccomp.

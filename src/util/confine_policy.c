@@ -13,6 +13,7 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
+#include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <linux/seccomp.h>
 #include <linux/vhost.h>
@@ -323,6 +324,35 @@ static const struct confine_rule vsock_rules[] = {
 static const struct confine_part part_vsock =
 	PART_NO_IOCTLS("vsock", vsock_rules);
 
+/*
+ * A virtio-net queue pair's worker (virtio/net_queue.c): waits in its
+ * epoll set (the pair's kicks, its tap queue fd) and changes what it
+ * watches on the tap; reads a packet from the tap (read) and writes one
+ * gathered from guest RAM (writev); wakes another pair's worker
+ * (eventfd write, the base list). No socket, no file, no ioctl: the tap
+ * fds were opened and set up before the first filter.
+ */
+static const struct confine_rule net_rules[] = {
+	ALLOW(epoll_wait),
+	ALLOW(epoll_pwait),
+	ALLOW(epoll_pwait2),
+	ALLOW(epoll_ctl),
+	ALLOW(readv),
+	ALLOW(writev),
+};
+
+/* The threads that start the workers set the taps' receive offloads
+ * from the negotiated features (DRIVER_OK; a resume sets nothing). */
+static const unsigned long net_start_ioctls[] = {
+	TUNSETOFFLOAD,
+};
+
+static const struct confine_part part_net = PART_NO_IOCTLS("net",
+							    net_rules);
+static const struct confine_part part_net_start = PART("net start",
+						       net_rules,
+						       net_start_ioctls);
+
 static const struct confine_part part_control_thread =
 	PART_NO_IOCTLS("control thread", control_thread_rules);
 
@@ -389,6 +419,7 @@ static const struct confine_part part_sanitizer =
 
 static bool policy_api;
 static bool policy_vsock;
+static bool policy_net;
 
 void confine_policy_api(bool on)
 {
@@ -398,6 +429,11 @@ void confine_policy_api(bool on)
 void confine_policy_vsock(bool on)
 {
 	policy_vsock = on;
+}
+
+void confine_policy_net(bool on)
+{
+	policy_net = on;
 }
 
 size_t confine_policy_parts(enum confine_class cls,
@@ -417,12 +453,16 @@ size_t confine_policy_parts(enum confine_class cls,
 			parts[n++] = &part_swap;
 		if (policy_vsock)
 			parts[n++] = &part_vsock;
+		if (policy_net)
+			parts[n++] = &part_net_start;
 		break;
 	case CONFINE_VCPU:
 		parts[n++] = &part_vcpu;
 		parts[n++] = &part_io;
 		if (policy_vsock)
 			parts[n++] = &part_vsock;
+		if (policy_net)
+			parts[n++] = &part_net_start;
 		break;
 	case CONFINE_IO:
 		parts[n++] = &part_io;
@@ -435,6 +475,9 @@ size_t confine_policy_parts(enum confine_class cls,
 		break;
 	case CONFINE_VSOCK:
 		parts[n++] = &part_vsock;
+		break;
+	case CONFINE_NET:
+		parts[n++] = &part_net;
 		break;
 	default:
 		break;

@@ -82,4 +82,13 @@ void confine_policy_api(bool on);
  */
 void confine_policy_vsock(bool on);
 
+/**
+ * confine_policy_net() - the machine has a virtio-net device: the threads
+ * that start its workers (a vCPU's at DRIVER_OK, main's at a resume) pass
+ * their filter on to them, so theirs also admit the workers' calls (the
+ * net list) and TUNSETOFFLOAD, which they make at DRIVER_OK.
+ * Context: main thread, before confine_prepare().
+ */
+void confine_policy_net(bool on);
+
 #endif

@@ -148,3 +148,5 @@ microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
 # The vsock packet and connection core, on its own (fake host sockets).
 microvm_fuzz_target(fuzz_vsock virtio/vsock_conn.c virtio/vsock_pkt.c
 	virtio/vsock_hdr.c)
+microvm_fuzz_target(fuzz_net virtio/net_hdr.c virtio/virtq.c
+	util/guest_mem.c)

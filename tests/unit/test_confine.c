@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/if_tun.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <pthread.h>
@@ -369,6 +370,24 @@ static int call_sendmsg_recvmsg(void)
 	return shutdown(spare_fd, SHUT_WR) < 0 && errno == ENOTSOCK ? 0 : -1;
 }
 
+/* A virtio-net worker's calls (virtio/net_queue.c). */
+static int call_readv_writev(void)
+{
+	char b = 0;
+	struct iovec v = { &b, 1 };
+
+	if (readv(-1, &v, 1) >= 0 || errno != EBADF)
+		return -1;
+	return writev(spare_fd, &v, 1) == 1 ? 0 : -1;
+}
+
+/* What starting it does (tap.c): the spare pipe is no tap. */
+static int call_tunsetoffload(void)
+{
+	return ioctl(spare_fd, TUNSETOFFLOAD, 0ul) < 0 && errno == ENOTTY ?
+		       0 : -1;
+}
+
 enum spare { SPARE_PIPE, SPARE_EPOLL, SPARE_LISTEN };
 
 struct row {
@@ -381,6 +400,7 @@ struct row {
 	 * interceptor may not pass it to the kernel: either outcome. */
 	bool sanitizer_varies;
 	bool vsock; /* the machine has a vsock device (confine_policy_vsock) */
+	bool net;   /* the machine has a net device (confine_policy_net) */
 };
 
 #define ALLOWED(w, c, fn) { .what = (w), .cls = (c), .call = (fn) }
@@ -391,6 +411,8 @@ struct row {
 #define VSOCK_FORBIDDEN(w, c, fn, sys)                                    \
 	{ .what = (w), .cls = (c), .call = (fn), .syscall = (sys),        \
 	  .vsock = true }
+#define NET_ALLOWED(w, c, fn)                                             \
+	{ .what = (w), .cls = (c), .call = (fn), .net = true }
 
 static const struct row rows[] = {
 	/* Forbidden everywhere. */
@@ -605,6 +627,27 @@ static const struct row rows[] = {
 	FORBIDDEN("socket AF_UNIX", CONFINE_IO, call_socket_unix, "socket"),
 	VSOCK_FORBIDDEN("socket AF_UNIX", CONFINE_IO, call_socket_unix,
 			"socket"),
+	/* A net worker: its tap fd and epoll set only; no socket, no file,
+	 * no ioctl, no thread. */
+	ALLOWED("readv writev", CONFINE_NET, call_readv_writev),
+	{ .what = "epoll_wait", .cls = CONFINE_NET,
+	  .call = call_epoll_wait, .spare = SPARE_EPOLL },
+	ALLOWED("write", CONFINE_NET, call_write),
+	FORBIDDEN("socket AF_UNIX", CONFINE_NET, call_socket_unix, "socket"),
+	FORBIDDEN("create", CONFINE_NET, call_open_create, "openat"),
+	FORBIDDEN("TUNSETOFFLOAD", CONFINE_NET, call_tunsetoffload, "ioctl"),
+	FORBIDDEN("eventfd", CONFINE_NET, call_eventfd, "eventfd2"),
+	FORBIDDEN("fork", CONFINE_NET, call_fork, "clone"),
+	FORBIDDEN("KVM_RUN", CONFINE_NET, call_kvm_run, "ioctl"),
+	/* The threads that start it: with a net device theirs admit its
+	 * calls and the offload ioctl, without one they do not. */
+	NET_ALLOWED("readv writev", CONFINE_VCPU, call_readv_writev),
+	NET_ALLOWED("TUNSETOFFLOAD", CONFINE_VCPU, call_tunsetoffload),
+	NET_ALLOWED("TUNSETOFFLOAD", CONFINE_MAIN, call_tunsetoffload),
+	FORBIDDEN("readv", CONFINE_VCPU, call_readv_writev, "readv"),
+	FORBIDDEN("TUNSETOFFLOAD", CONFINE_VCPU, call_tunsetoffload,
+		  "ioctl"),
+	FORBIDDEN("readv", CONFINE_IO, call_readv_writev, "readv"),
 };
 
 static const char *const class_names[] = {
@@ -614,6 +657,7 @@ static const char *const class_names[] = {
 	[CONFINE_CONSOLE] = "console",
 	[CONFINE_CONTROL] = "control",
 	[CONFINE_VSOCK] = "vsock",
+	[CONFINE_NET] = "net",
 };
 
 struct child {
@@ -683,6 +727,7 @@ static int row_child(const void *p)
 		spare_fd = fds[1];
 	}
 	confine_policy_vsock(a->row->vsock);
+	confine_policy_net(a->row->net);
 	if (confine_prepare(a->mode, err, sizeof(err))) {
 		fprintf(stderr, "prepare: %s\n", err);
 		return 1;

@@ -32,7 +32,7 @@ endforeach()
 # CTest lists them as "Not Run (Disabled)"; a native arm64 host runs them.
 if(CMAKE_CROSSCOMPILING_EMULATOR)
 	set(MICROVM_QEMU_USER_CANNOT test_confine test_disk test_disk_open
-		test_disk_overlay test_api_confine)
+		test_disk_overlay test_api_confine test_confine_vsock)
 	foreach(name ${MICROVM_QEMU_USER_CANNOT})
 		set_tests_properties(unit.${name} PROPERTIES DISABLED TRUE)
 	endforeach()

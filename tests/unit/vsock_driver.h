@@ -42,16 +42,14 @@
 #define F(bit) (1ull << (bit))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#include "ring_driver.h"
+#include "queue_driver.h"
 
 static struct guest_mem gm;
-static struct virtio_dev vdev;
 static struct vsock_dev *dev;
 static char dir[48], uds[80];
 
 /* ---- the in-test driver ---- */
 
-static uint16_t drv_avail[VSOCK_NUM_QUEUES];
 static uint16_t drv_used[VSOCK_NUM_QUEUES]; /* used entries read */
 
 static inline void desc_set(unsigned int q, uint16_t i, uint64_t addr,
@@ -63,45 +61,6 @@ static inline void desc_set(unsigned int q, uint16_t i, uint64_t addr,
 	put_le(d + 8, len, 4);
 	put_le(d + 12, flags, 2);
 	put_le(d + 14, next, 2);
-}
-
-/* Add chain @head to @q's avail ring and publish it (§2.7.13). */
-static inline void avail_add(unsigned int q, uint16_t head)
-{
-	uint16_t *idx = host(RING_GPA(q) + AVAIL_OFF + 2);
-
-	put_le(RING_GPA(q) + AVAIL_OFF + 4 + 2ull * (drv_avail[q] % QSZ), head,
-	       2);
-	drv_avail[q]++;
-	__atomic_store_n(idx, htole16(drv_avail[q]), __ATOMIC_RELEASE);
-}
-
-static inline void kick(unsigned int q)
-{
-	evfd_signal(vdev.queues[q].kick_fd);
-}
-
-static inline uint16_t used_idx(unsigned int q)
-{
-	uint16_t *p = host(RING_GPA(q) + USED_OFF + 2);
-
-	return le16toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
-}
-
-static inline void used_elem(unsigned int q, uint16_t i, uint32_t *id,
-			     uint32_t *len)
-{
-	uint64_t e = RING_GPA(q) + USED_OFF + 4 + 8ull * (i % QSZ);
-
-	*id = (uint32_t)le_get(host(e), 4);
-	*len = (uint32_t)le_get(host(e + 4), 4);
-}
-
-static inline void set_status(uint8_t s)
-{
-	pthread_mutex_lock(&vdev.lock);
-	virtio_set_status_locked(&vdev, s);
-	pthread_mutex_unlock(&vdev.lock);
 }
 
 /* drv_start(): the first rx buffer's length (a hostile one, or normal). */

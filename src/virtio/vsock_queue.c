@@ -59,6 +59,32 @@ static int vsock_pop(struct vsock_dev *v, struct virtq *vq,
 	return r;
 }
 
+/*
+ * The next chain of the rx or event queue: device-writable only, of at
+ * least @min_len bytes. Notifications are turned back on when the ring
+ * looks empty, and it is looked at once more (virtio 1.2 §2.7.10).
+ * Return: 1 and the chain in @e; 0 when the ring is empty or broken
+ * (stop); -EAGAIN when a chain was bad and went back unused (go on).
+ */
+static int vsock_pop_in(struct vsock_dev *v, struct virtq *vq,
+			struct virtq_elem *e, uint64_t min_len)
+{
+	int r = vsock_pop(v, vq, e);
+
+	if (r == 0 && virtq_notify_enable(vq))
+		r = vsock_pop(v, vq, e);
+	if (r == 0 || r == -EIO)
+		return 0;
+	if (r < 0)
+		return -EAGAIN;
+	if (e->nr_out || e->in_len < min_len) {
+		atomic_fetch_add(&v->core.stats.bad_bufs, 1);
+		virtq_push(vq, e->head, 0);
+		return -EAGAIN;
+	}
+	return 1;
+}
+
 /* The device-readable part of a tx chain: header, then the payload. */
 static void vsock_tx_one(struct vsock_dev *v, const struct virtq_elem *e)
 {
@@ -178,18 +204,11 @@ static void vsock_process_rx(struct vsock_dev *v)
 		return;
 	for (budget = vq->size; budget && vsock_core_rx_pending(&v->core);
 	     budget--) {
-		r = vsock_pop(v, vq, &e);
-		if (r == 0 && virtq_notify_enable(vq))
-			r = vsock_pop(v, vq, &e);
-		if (r == 0 || r == -EIO)
+		r = vsock_pop_in(v, vq, &e, VSOCK_HDR_SIZE);
+		if (r == 0)
 			break;
 		if (r < 0)
 			continue;
-		if (e.nr_out || e.in_len < VSOCK_HDR_SIZE) {
-			atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-			virtq_push(vq, e.head, 0);
-			continue;
-		}
 		if (!vsock_rx_one(v, &e, &written)) {
 			/*
 			 * Nothing after all (the sockets had no data): give
@@ -222,18 +241,11 @@ static void vsock_process_event(struct vsock_dev *v)
 		return;
 	le_put(ev, 4, VSOCK_EVENT_TRANSPORT_RESET);
 	for (budget = vq->size; budget && v->event_pending; budget--) {
-		r = vsock_pop(v, vq, &e);
-		if (r == 0 && virtq_notify_enable(vq))
-			r = vsock_pop(v, vq, &e);
-		if (r == 0 || r == -EIO)
+		r = vsock_pop_in(v, vq, &e, VSOCK_EVENT_BYTES);
+		if (r == 0)
 			break;
 		if (r < 0)
 			continue;
-		if (e.nr_out || e.in_len < VSOCK_EVENT_BYTES) {
-			atomic_fetch_add(&v->core.stats.bad_bufs, 1);
-			virtq_push(vq, e.head, 0);
-			continue;
-		}
 		vsock_put(&e, 0, ev, sizeof(ev));
 		virtq_push(vq, e.head, VSOCK_EVENT_BYTES);
 		v->event_pending = false;

@@ -66,6 +66,15 @@ static struct fsock *sock(int fd)
 	return &fs[fd];
 }
 
+/* The socket of a send or recv on @fd: the core passes 1 .. VSOCK_MAX_IOV
+ * segments. */
+static struct fsock *sock_io(int fd, int n)
+{
+	if (n <= 0 || n > VSOCK_MAX_IOV)
+		abort();
+	return sock(fd);
+}
+
 static int new_fd(void)
 {
 	int fd;
@@ -90,13 +99,11 @@ static int f_connect(void *o, uint32_t port, int *fd)
 
 static ssize_t f_send(void *o, int fd, const struct iovec *iov, int n)
 {
-	struct fsock *s = sock(fd);
+	struct fsock *s = sock_io(fd, n);
 	size_t total = 0;
 	int i;
 
 	(void)o;
-	if (n <= 0 || n > VSOCK_MAX_IOV)
-		abort();
 	if (s->err)
 		return -s->err;
 	for (i = 0; i < n; i++)
@@ -111,13 +118,11 @@ static ssize_t f_send(void *o, int fd, const struct iovec *iov, int n)
 
 static ssize_t f_recv(void *o, int fd, const struct iovec *iov, int n)
 {
-	struct fsock *s = sock(fd);
+	struct fsock *s = sock_io(fd, n);
 	size_t done = 0;
 	int i;
 
 	(void)o;
-	if (n <= 0 || n > VSOCK_MAX_IOV)
-		abort();
 	if (s->err)
 		return -s->err;
 	/* Its CONNECT line first, then bytes of the script. */

@@ -24,6 +24,7 @@
 
 /* Guest memory map of the tests; a test may ask for more RAM. */
 #define RAM_GPA 0x100000ull
+#define RING_DRIVER_QUEUES 2
 #ifndef RAM_SIZE
 #define RAM_SIZE 0x400000ull
 #endif
@@ -51,52 +52,15 @@
 #define F(bit) (1ull << (bit))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static uint8_t *ram;
+#include "ring_driver.h"
+
 static struct guest_mem gm;
 static enum disk_engine engine;
 static uint32_t dev_poll_us; /* blk_config.poll_us of dev_open() */
 /* blk_config.irq_hold_us and irq_hold_max of dev_open(). */
 static uint32_t dev_irq_hold_us, dev_irq_hold_max;
 
-/* ---- fake transport ---- */
-
-static atomic_uint notify_count[2];
-static atomic_uint config_count;
-
-static inline bool fake_notify(struct virtio_dev *vdev, struct virtio_queue *q)
-{
-	(void)vdev;
-	atomic_fetch_add(&notify_count[q->index], 1);
-	return true;
-}
-
-static inline void fake_notify_config(struct virtio_dev *vdev)
-{
-	(void)vdev;
-	atomic_fetch_add(&config_count, 1);
-}
-
-static const struct virtio_transport_ops fake_tops = {
-	.name = "fake",
-	.notify = fake_notify,
-	.notify_config = fake_notify_config,
-};
-
 /* ---- the in-test driver ---- */
-
-static inline void *host(uint64_t gpa)
-{
-	return ram + (gpa - RAM_GPA);
-}
-
-static inline void put_le(uint64_t gpa, uint64_t v, unsigned int n)
-{
-	uint8_t *p = host(gpa);
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static inline uint64_t get_le(uint64_t gpa, unsigned int n)
 {
@@ -243,21 +207,6 @@ static inline void dwz_add(unsigned int k, uint32_t type, uint64_t sector,
 	put_le(hdr_gpa(k) + 24, num, 4);
 	put_le(hdr_gpa(k) + 28, flags, 4);
 	chain_add(0, head_of(k), s, 2);
-}
-
-static inline uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static inline void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* Wait until used->idx of queue @qi reaches @want; false after 10 s. */

@@ -28,6 +28,7 @@
 #define QSZ 64
 #define MAXQ 5
 #define RAM_GPA 0x100000ull
+#define RING_DRIVER_QUEUES MAXQ
 #define RAM_SIZE 0x1000000ull
 #define RING_GPA(q) (RAM_GPA + 0x4000ull * (q))
 #define AVAIL_OFF 0x1000ull
@@ -43,61 +44,15 @@
 #define F(bit) (1ull << (bit))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static uint8_t *ram;
+#include "queue_driver.h"
+
 static struct guest_mem gm;
-static struct virtio_dev vdev;
 static struct net_dev *dev;
 static int tap[4][2]; /* [pair][0]: the device's, [1]: the test's */
 static unsigned int nr_pairs, nr_queues;
 
-static atomic_uint notify_count[MAXQ];
-
-static inline bool fake_notify(struct virtio_dev *d, struct virtio_queue *q)
-{
-	(void)d;
-	atomic_fetch_add(&notify_count[q->index], 1);
-	return true;
-}
-
-static inline void fake_notify_config(struct virtio_dev *d)
-{
-	(void)d;
-}
-
-static const struct virtio_transport_ops fake_tops = {
-	.name = "fake",
-	.notify = fake_notify,
-	.notify_config = fake_notify_config,
-};
-
 /* ---- the in-test driver ---- */
 
-static inline void *host(uint64_t gpa)
-{
-	return ram + (gpa - RAM_GPA);
-}
-
-static inline void put_le(uint64_t gpa, uint64_t v, unsigned int n)
-{
-	le_put(host(gpa), n, v);
-}
-
-static uint16_t drv_avail[MAXQ];
-
-static inline uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static inline void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
 
 static inline void desc_set(uint64_t table, uint16_t i, uint64_t addr,
 			    uint32_t len, uint16_t flags, uint16_t next)
@@ -108,38 +63,6 @@ static inline void desc_set(uint64_t table, uint16_t i, uint64_t addr,
 	put_le(d + 8, len, 4);
 	put_le(d + 12, flags, 2);
 	put_le(d + 14, next, 2);
-}
-
-/* Add chain @head to @q's avail ring and publish it (§2.7.13). */
-static inline void avail_add(unsigned int q, uint16_t head)
-{
-	uint16_t *idx = host(RING_GPA(q) + AVAIL_OFF + 2);
-
-	put_le(RING_GPA(q) + AVAIL_OFF + 4 + 2ull * (drv_avail[q] % QSZ), head,
-	       2);
-	drv_avail[q]++;
-	__atomic_store_n(idx, htole16(drv_avail[q]), __ATOMIC_RELEASE);
-}
-
-static inline void kick(unsigned int q)
-{
-	evfd_signal(vdev.queues[q].kick_fd);
-}
-
-static inline uint16_t used_idx(unsigned int q)
-{
-	uint16_t *p = host(RING_GPA(q) + USED_OFF + 2);
-
-	return le16toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
-}
-
-static inline void used_elem(unsigned int q, uint16_t i, uint32_t *id,
-			     uint32_t *len)
-{
-	uint64_t e = RING_GPA(q) + USED_OFF + 4 + 8ull * (i % QSZ);
-
-	*id = (uint32_t)le_get(host(e), 4);
-	*len = (uint32_t)le_get(host(e + 4), 4);
 }
 
 static inline bool wait_used(unsigned int q, uint16_t want)
@@ -155,13 +78,6 @@ static inline bool wait_used(unsigned int q, uint16_t want)
 		sleep_ms(1);
 	}
 	return true;
-}
-
-static inline void set_status(uint8_t s)
-{
-	pthread_mutex_lock(&vdev.lock);
-	virtio_set_status_locked(&vdev, s);
-	pthread_mutex_unlock(&vdev.lock);
 }
 
 #define TEST_MAC { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "devices/pci.h"
+#include "fake_vhost.h"
 #include "test.h"
 #include "util/evloop.h"
 #include "util/le.h"
@@ -28,156 +29,6 @@
 /* ---- the fake device ---- */
 
 #define FAKE_FD 77
-#define MAX_LOG 512
-
-struct call {
-	unsigned long req;
-	unsigned int index;
-	long long val;   /* num, fd, features, backend fd */
-	unsigned int nq; /* SET_BACKEND: num_queues */
-	uint64_t cap;    /* SET_BACKEND: capacity */
-	uint32_t flags;  /* SET_BACKEND */
-	uint32_t poll_us; /* SET_BACKEND */
-	char serial[21];
-	uint64_t a[3];   /* SET_VRING_ADDR desc, avail, used */
-	unsigned int nregions;
-	uint64_t reg_gpa[4], reg_size[4], reg_host[4];
-};
-
-struct fake {
-	int open_err;           /* open() returns this when non-zero */
-	uint32_t version;
-	uint64_t features;
-	unsigned long fail_req; /* this ioctl fails ... */
-	int fail_err;           /* ... with this */
-	int fail_index;         /* ... for this ring (-1: any) */
-	uint16_t ring_base[VIRTIO_MAX_QUEUES]; /* GET_VRING_BASE answers */
-	struct call log[MAX_LOG];
-	int n;
-	int opens, closes;
-};
-
-static struct fake fk;
-
-static int fake_open(void *opaque, const char *path)
-{
-	struct fake *f = opaque;
-
-	(void)path;
-	if (f->open_err)
-		return f->open_err;
-	f->opens++;
-	return FAKE_FD;
-}
-
-static void fake_close(void *opaque, int fd)
-{
-	struct fake *f = opaque;
-
-	CHECK_EQ(fd, FAKE_FD);
-	f->closes++;
-}
-
-static unsigned int ring_index(unsigned long req, void *arg)
-{
-	switch (req) {
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-	case VHOST_GET_VRING_BASE:
-		return ((struct vhost_vring_state *)arg)->index;
-	case VHOST_SET_VRING_ADDR:
-		return ((struct vhost_vring_addr *)arg)->index;
-	case VHOST_SET_VRING_KICK:
-	case VHOST_SET_VRING_CALL:
-	case VHOST_SET_VRING_ERR:
-		return ((struct vhost_vring_file *)arg)->index;
-	default:
-		return 0;
-	}
-}
-
-static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
-{
-	struct fake *f = opaque;
-	struct call *c;
-	unsigned int i;
-
-	CHECK_EQ(fd, FAKE_FD);
-	if (f->n >= MAX_LOG)
-		return -ENOSPC;
-	c = &f->log[f->n++];
-	memset(c, 0, sizeof(*c));
-	c->req = req;
-	c->index = ring_index(req, arg);
-	if (req == f->fail_req &&
-	    (f->fail_index < 0 || (unsigned int)f->fail_index == c->index))
-		return -f->fail_err;
-	switch (req) {
-	case VHOST_BLK_GET_VERSION:
-		*(__u32 *)arg = f->version;
-		break;
-	case VHOST_GET_FEATURES:
-		*(__u64 *)arg = f->features;
-		break;
-	case VHOST_SET_FEATURES:
-		c->val = (long long)*(__u64 *)arg;
-		break;
-	case VHOST_SET_MEM_TABLE: {
-		struct vhost_memory *m = arg;
-
-		c->nregions = m->nregions;
-		for (i = 0; i < m->nregions && i < 4; i++) {
-			c->reg_gpa[i] = m->regions[i].guest_phys_addr;
-			c->reg_size[i] = m->regions[i].memory_size;
-			c->reg_host[i] = m->regions[i].userspace_addr;
-		}
-		break;
-	}
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-		c->val = ((struct vhost_vring_state *)arg)->num;
-		break;
-	case VHOST_GET_VRING_BASE:
-		((struct vhost_vring_state *)arg)->num = f->ring_base[c->index];
-		break;
-	case VHOST_SET_VRING_ADDR: {
-		struct vhost_vring_addr *a = arg;
-
-		c->a[0] = a->desc_user_addr;
-		c->a[1] = a->avail_user_addr;
-		c->a[2] = a->used_user_addr;
-		break;
-	}
-	case VHOST_SET_VRING_KICK:
-	case VHOST_SET_VRING_CALL:
-	case VHOST_SET_VRING_ERR:
-		c->val = ((struct vhost_vring_file *)arg)->fd;
-		break;
-	case VHOST_BLK_SET_BACKEND: {
-		struct vhost_blk_backend *b = arg;
-
-		c->val = b->fd;
-		c->nq = b->num_queues;
-		c->cap = b->capacity;
-		c->flags = b->flags;
-		c->poll_us = b->poll_us;
-		memcpy(c->serial, b->serial, 20);
-		for (i = 0; i < sizeof(b->reserved) / sizeof(b->reserved[0]); i++)
-			CHECK_EQ(b->reserved[i], 0);
-		break;
-	}
-	default:
-		break;
-	}
-	return 0;
-}
-
-static const struct vhost_sys fake_sys = {
-	.open = fake_open,
-	.ioctl = fake_ioctl,
-	.close = fake_close,
-	.opaque = &fk,
-};
 
 #define FEAT_ALL                                                         \
 	(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_F_EVENT_IDX |           \
@@ -185,42 +36,9 @@ static const struct vhost_sys fake_sys = {
 
 static void fake_reset(void)
 {
-	memset(&fk, 0, sizeof(fk));
+	fake_vhost_reset(FAKE_FD);
 	fk.version = VHOST_BLK_API_VERSION;
 	fk.features = FEAT_ALL;
-	fk.fail_index = -1;
-}
-
-/* Index of the @nth (0-based) call of @req from @from on, or -1. */
-static int find(unsigned long req, int from, int nth)
-{
-	int i;
-
-	for (i = from < 0 ? 0 : from; i < fk.n; i++)
-		if (fk.log[i].req == req && !nth--)
-			return i;
-	return -1;
-}
-
-static int count(unsigned long req, int from)
-{
-	int i, n = 0;
-
-	for (i = from; i < fk.n; i++)
-		n += fk.log[i].req == req;
-	return n;
-}
-
-/* The value of the last SET_VRING_CALL of ring @q, or -100: none. */
-static long long last_call(unsigned int q)
-{
-	int i;
-
-	for (i = fk.n - 1; i >= 0; i--)
-		if (fk.log[i].req == VHOST_SET_VRING_CALL &&
-		    fk.log[i].index == q)
-			return fk.log[i].val;
-	return -100;
 }
 
 /* ---- blk_vhost alone ---- */
@@ -267,7 +85,7 @@ static void test_open_sequence(void)
 	blk_vhost_close(&v);
 	CHECK_EQ(fk.closes, 1);
 	/* Never started: closing stops nothing. */
-	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, 0), 0);
+	CHECK_EQ(fake_count(VHOST_BLK_SET_BACKEND, 0), 0);
 }
 
 /* One row per way the setup can fail: the error, and nothing left open. */
@@ -359,7 +177,7 @@ static void test_start_stop_restart(void)
 	CHECK_EQ(fk.log[at].req, VHOST_SET_FEATURES);
 	CHECK_EQ(fk.log[at].val, (long long)bs.features);
 	for (i = 0; i < 8; i++) {
-		struct call *c = &fk.log[at + 1 + 4 * i];
+		struct fake_call *c = &fk.log[at + 1 + 4 * i];
 
 		CHECK(c[0].req == VHOST_SET_VRING_NUM && c[0].index == i &&
 		      c[0].val == 16);
@@ -374,7 +192,7 @@ static void test_start_stop_restart(void)
 	}
 	/* Then an error eventfd per ring, for the ring-error thread. */
 	for (i = 0; i < 8; i++) {
-		struct call *c = &fk.log[at + 1 + 4 * 8 + i];
+		struct fake_call *c = &fk.log[at + 1 + 4 * 8 + i];
 
 		CHECK(c->req == VHOST_SET_VRING_ERR && c->index == i &&
 		      c->val >= 0);
@@ -408,7 +226,7 @@ static void test_start_stop_restart(void)
 	}
 	CHECK(!v.serving);
 	/* The error eventfds detached, their thread gone. */
-	CHECK_EQ(count(VHOST_SET_VRING_ERR, at), 8);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_ERR, at), 8);
 	CHECK(!v.err_running && v.err_fd[0] == -1);
 	/* Stopping twice does nothing more. */
 	at = fk.n;
@@ -419,7 +237,7 @@ static void test_start_stop_restart(void)
 	at = fk.n;
 	CHECK_EQ(blk_vhost_start(&v, &bs, &img), 0);
 	for (i = 0; i < 8; i++) {
-		int b = find(VHOST_SET_VRING_BASE, at, (int)i);
+		int b = fake_find(VHOST_SET_VRING_BASE, at, (int)i);
 
 		CHECK(b >= 0 && fk.log[b].index == i &&
 		      fk.log[b].val == 1000 + 3 * i);
@@ -430,7 +248,7 @@ static void test_start_stop_restart(void)
 	blk_vhost_close(&v);
 	CHECK_EQ(fk.log[at].req, VHOST_BLK_SET_BACKEND);
 	CHECK_EQ(fk.log[at].val, -1);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 8);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), 8);
 	CHECK_EQ(fk.closes, 1);
 }
 
@@ -450,7 +268,7 @@ static void test_start_errors(void)
 	at = fk.n;
 	CHECK_EQ(blk_vhost_start(&v, &bs, &img), -EFAULT);
 	CHECK(!v.serving);
-	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 0);
+	CHECK_EQ(fake_count(VHOST_BLK_SET_BACKEND, at), 0);
 	/* The two rings set up get their kick fd back to -1. */
 	CHECK_EQ(fk.log[fk.n - 1].req, VHOST_SET_VRING_KICK);
 	CHECK_EQ(fk.log[fk.n - 1].val, -1);
@@ -469,7 +287,7 @@ static void test_start_errors(void)
 	fk.fail_err = EINVAL;
 	at = fk.n;
 	CHECK_EQ(blk_vhost_start(&v, &bs, &img), -EINVAL);
-	CHECK_EQ(count(VHOST_SET_VRING_NUM, at), 0);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_NUM, at), 0);
 
 	/* No queues: refused before any ioctl. */
 	fk.fail_req = 0;
@@ -639,7 +457,7 @@ static void pci_driver_ok(void)
 /* The module writes the call fd it was last given for queue @q. */
 static void module_signals(unsigned int q)
 {
-	long long fd = last_call(q);
+	long long fd = fake_last_val(VHOST_SET_VRING_CALL, q);
 
 	CHECK(fd >= 0);
 	if (fd >= 0)
@@ -677,16 +495,16 @@ static void test_pci(void)
 	CHECK(!(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET));
 	/* The call fd is the vector's irqfd itself, set before serving. */
 	for (q = 0; q < NQ; q++) {
-		CHECK_EQ(last_call(q), irqfd_of(q));
-		CHECK(find(VHOST_SET_VRING_CALL, at, (int)q) <
-		      find(VHOST_BLK_SET_BACKEND, at, 0));
-		CHECK_EQ(fk.log[find(VHOST_SET_VRING_KICK, at, (int)q)].val,
+		CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, q), irqfd_of(q));
+		CHECK(fake_find(VHOST_SET_VRING_CALL, at, (int)q) <
+		      fake_find(VHOST_BLK_SET_BACKEND, at, 0));
+		CHECK_EQ(fk.log[fake_find(VHOST_SET_VRING_KICK, at, (int)q)].val,
 			 vdev.queues[q].kick_fd);
 	}
-	CHECK_EQ(fk.log[find(VHOST_SET_FEATURES, at, 0)].val,
+	CHECK_EQ(fk.log[fake_find(VHOST_SET_FEATURES, at, 0)].val,
 		 (long long)(1ull << VIRTIO_F_VERSION_1 |
 			     1ull << VIRTIO_BLK_F_FLUSH));
-	at = find(VHOST_BLK_SET_BACKEND, at, 0);
+	at = fake_find(VHOST_BLK_SET_BACKEND, at, 0);
 	CHECK(at >= 0 && fk.log[at].nq == NQ && fk.log[at].val == disk.fd &&
 	      fk.log[at].cap == 2048 && fk.log[at].flags == 0);
 	/* The workers poll as long as the queue threads would. */
@@ -695,7 +513,7 @@ static void test_pci(void)
 	/* A ring the vhost core finds broken: its error eventfd, then
 	 * NEEDS_RESET and the config interrupt (virtio 1.2 §2.1.2). */
 	{
-		int e = find(VHOST_SET_VRING_ERR, 0, 1), t;
+		int e = fake_find(VHOST_SET_VRING_ERR, 0, 1), t;
 
 		CHECK(e >= 0 && fk.log[e].index == 1);
 		evfd_drain(irqfd_of(NQ));
@@ -717,9 +535,9 @@ static void test_pci(void)
 	/* Entry masked: queue 0 goes to a hold fd, its signals to the PBA. */
 	at = fk.n;
 	bar_wr(entry(0, 12), 4, PCI_MSIX_ENTRY_CTRL_MASKBIT);
-	CHECK_EQ(count(VHOST_SET_VRING_CALL, at), 1);
-	CHECK(last_call(0) >= 0 && last_call(0) != irqfd_of(0));
-	CHECK_EQ(last_call(1), irqfd_of(1)); /* the other is untouched */
+	CHECK_EQ(fake_count(VHOST_SET_VRING_CALL, at), 1);
+	CHECK(fake_last_val(VHOST_SET_VRING_CALL, 0) >= 0 && fake_last_val(VHOST_SET_VRING_CALL, 0) != irqfd_of(0));
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 1), irqfd_of(1)); /* the other is untouched */
 	CHECK_EQ(pba(), 0);
 	module_signals(0);
 	module_signals(0);
@@ -729,7 +547,7 @@ static void test_pci(void)
 	/* Unmask: switched back, the pending one delivered once. */
 	at = fk.n;
 	bar_wr(entry(0, 12), 4, 0);
-	CHECK_EQ(last_call(0), irqfd_of(0));
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 0), irqfd_of(0));
 	CHECK_EQ(evfd_drain(irqfd_of(0)), 1);
 	CHECK_EQ(pba(), 0);
 	/* Masked and unmasked with nothing signalled: nothing delivered. */
@@ -747,13 +565,13 @@ static void test_pci(void)
 	cfg_wr(msix_cap + PCI_MSIX_FLAGS, 2,
 	       PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
 	for (q = 0; q < NQ; q++) {
-		CHECK(last_call(q) != irqfd_of(q));
+		CHECK(fake_last_val(VHOST_SET_VRING_CALL, q) != irqfd_of(q));
 		module_signals(q);
 	}
 	CHECK_EQ(pba(), (1u << NQ) - 1);
 	cfg_wr(msix_cap + PCI_MSIX_FLAGS, 2, PCI_MSIX_FLAGS_ENABLE);
 	for (q = 0; q < NQ; q++) {
-		CHECK_EQ(last_call(q), irqfd_of(q));
+		CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, q), irqfd_of(q));
 		CHECK_EQ(evfd_drain(irqfd_of(q)), 1);
 	}
 	CHECK_EQ(pba(), 0);
@@ -761,12 +579,12 @@ static void test_pci(void)
 	/* A new vector while serving: the call fd follows it. */
 	common_wr(VIRTIO_PCI_COMMON_Q_SELECT, 2, 1);
 	common_wr(VIRTIO_PCI_COMMON_Q_MSIX, 2, 0);
-	CHECK_EQ(last_call(1), irqfd_of(0));
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 1), irqfd_of(0));
 	/* NO_VECTOR: held (nothing to deliver to). */
 	common_wr(VIRTIO_PCI_COMMON_Q_MSIX, 2, VIRTIO_MSI_NO_VECTOR);
-	CHECK(last_call(1) != irqfd_of(0) && last_call(1) != irqfd_of(1));
+	CHECK(fake_last_val(VHOST_SET_VRING_CALL, 1) != irqfd_of(0) && fake_last_val(VHOST_SET_VRING_CALL, 1) != irqfd_of(1));
 	common_wr(VIRTIO_PCI_COMMON_Q_MSIX, 2, 1);
-	CHECK_EQ(last_call(1), irqfd_of(1));
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 1), irqfd_of(1));
 
 	/* Reset: backend -1, then GET_VRING_BASE per queue; no more calls. */
 	fk.ring_base[0] = 33;
@@ -775,19 +593,19 @@ static void test_pci(void)
 	common_wr(VIRTIO_PCI_COMMON_STATUS, 1, 0);
 	CHECK_EQ(fk.log[at].req, VHOST_BLK_SET_BACKEND);
 	CHECK_EQ(fk.log[at].val, -1);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), NQ);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), NQ);
 	CHECK_EQ(b->vhost.stop_base[0], 33);
 	CHECK_EQ(b->vhost.stop_base[1], 44);
 	at = fk.n;
 	bar_wr(entry(0, 12), 4, PCI_MSIX_ENTRY_CTRL_MASKBIT);
 	bar_wr(entry(0, 12), 4, 0);
-	CHECK_EQ(count(VHOST_SET_VRING_CALL, at), 0);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_CALL, at), 0);
 
 	/* Again from the start: a fresh ring starts at 0. */
 	at = fk.n;
 	pci_driver_ok();
-	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 1);
-	CHECK_EQ(fk.log[find(VHOST_SET_VRING_BASE, at, 0)].val, 0);
+	CHECK_EQ(fake_count(VHOST_BLK_SET_BACKEND, at), 1);
+	CHECK_EQ(fk.log[fake_find(VHOST_SET_VRING_BASE, at, 0)].val, 0);
 	CHECK_EQ(b->vhost.starts, 2);
 
 	/* Pause, no reset: the module stops and hands the rings' places
@@ -799,16 +617,16 @@ static void test_pci(void)
 	virtio_dev_pause(&vdev);
 	CHECK_EQ(fk.log[at].req, VHOST_BLK_SET_BACKEND);
 	CHECK_EQ(fk.log[at].val, -1);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), NQ);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), NQ);
 	CHECK(virtio_get_status(&vdev) & VIRTIO_STATUS_DRIVER_OK);
 	at = fk.n;
 	CHECK_EQ(virtio_dev_resume(&vdev), 0);
-	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 1);
+	CHECK_EQ(fake_count(VHOST_BLK_SET_BACKEND, at), 1);
 	for (q = 0; q < NQ; q++) {
-		int vb = find(VHOST_SET_VRING_BASE, at, (int)q);
+		int vb = fake_find(VHOST_SET_VRING_BASE, at, (int)q);
 
 		CHECK(vb >= 0 && fk.log[vb].val == 700 + q);
-		CHECK_EQ(last_call(q), irqfd_of(q));
+		CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, q), irqfd_of(q));
 	}
 	CHECK_EQ(b->vhost.starts, 3);
 	CHECK(!(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET));
@@ -847,19 +665,19 @@ static void test_pci_gap(void)
 	msix_cap = vp.msix_cap;
 	at = fk.n;
 	pci_driver_ok_some(3, 1u << 1);
-	at = find(VHOST_BLK_SET_BACKEND, at, 0);
+	at = fake_find(VHOST_BLK_SET_BACKEND, at, 0);
 	CHECK(at >= 0 && fk.log[at].nq == 1);
-	CHECK_EQ(last_call(0), irqfd_of(0));
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 0), irqfd_of(0));
 	/* Queue 2 was handed its call fd, then taken back from the module:
 	 * masking its vector switches nothing. */
 	CHECK(!vp.direct[2] && vp.direct[0]);
 	at = fk.n;
 	bar_wr(entry(2, 12), 4, PCI_MSIX_ENTRY_CTRL_MASKBIT);
-	CHECK_EQ(count(VHOST_SET_VRING_CALL, at), 0);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_CALL, at), 0);
 	bar_wr(entry(2, 12), 4, 0);
 	at = fk.n;
 	virtio_pci_destroy(&vp);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 1);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), 1);
 	blk_dev_destroy(b);
 }
 
@@ -913,12 +731,12 @@ static void test_mmio(void)
 	at = fk.n;
 	mmio_wr(&t, 0x070, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
 		VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
-	CHECK_EQ(count(VHOST_BLK_SET_BACKEND, at), 1);
-	CHECK_EQ(fk.log[find(VHOST_BLK_SET_BACKEND, at, 0)].flags,
+	CHECK_EQ(fake_count(VHOST_BLK_SET_BACKEND, at), 1);
+	CHECK_EQ(fk.log[fake_find(VHOST_BLK_SET_BACKEND, at, 0)].flags,
 		 VHOST_BLK_F_NO_FLUSH);
 	/* The line's irqfd is the call fd; InterruptStatus shows the
 	 * used-buffer bit while the module serves (mmio_direct_irq()). */
-	CHECK_EQ(last_call(0), t.irq_fd);
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 0), t.irq_fd);
 	CHECK_EQ(mmio_rd(&t, 0x060), VIRTIO_ISR_QUEUE);
 	mmio_wr(&t, 0x064, VIRTIO_ISR_QUEUE);
 	CHECK_EQ(mmio_rd(&t, 0x060), VIRTIO_ISR_QUEUE);
@@ -931,7 +749,7 @@ static void test_mmio(void)
 	mmio_wr(&t, 0x070, 0);
 	CHECK_EQ(fk.log[at].req, VHOST_BLK_SET_BACKEND);
 	CHECK_EQ(fk.log[at].val, -1);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 1);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), 1);
 	CHECK_EQ(mmio_rd(&t, 0x060), 0);
 	disk.cache = DISK_CACHE_NONE;
 	virtio_mmio_destroy(&t);

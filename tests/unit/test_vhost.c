@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fake_vhost.h"
 #include "test.h"
 #include "util/evloop.h"
 #include "virtio/vhost.h"
@@ -22,195 +23,17 @@
 /* ---- the fake kernel ---- */
 
 #define FAKE_FD 90
-#define MAX_LOG 256
 #define NR 2 /* rings of the vsock- and net-like devices */
-
-struct call {
-	unsigned long req;
-	unsigned int index;
-	long long val; /* num, fd, features, cid, running */
-	uint64_t a[3]; /* SET_VRING_ADDR desc, avail, used */
-	unsigned int nregions;
-	uint64_t reg_gpa[2], reg_size[2], reg_host[2];
-};
-
-struct fake {
-	char path[64];         /* the last open's */
-	int open_err;          /* open() returns this when non-zero */
-	uint64_t features;     /* GET_FEATURES answers */
-	unsigned long fail_req; /* this ioctl fails ... */
-	int fail_err;           /* ... with this */
-	int fail_index;         /* ... for this ring (-1: any) */
-	uint16_t ring_base[VHOST_MAX_RINGS]; /* GET_VRING_BASE answers */
-	int open_fds;           /* opened and not yet closed */
-	int owned;
-	long long cid;
-	int running;
-	int kick[VHOST_MAX_RINGS], err[VHOST_MAX_RINGS];
-	int call[VHOST_MAX_RINGS], tap[VHOST_MAX_RINGS];
-	struct call log[MAX_LOG];
-	int n;
-};
-
-static struct fake fk;
-
-static int fake_open(void *opaque, const char *path)
-{
-	struct fake *f = opaque;
-
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	if (f->open_err)
-		return f->open_err;
-	f->open_fds++;
-	return FAKE_FD;
-}
-
-static void fake_close(void *opaque, int fd)
-{
-	struct fake *f = opaque;
-
-	CHECK_EQ(fd, FAKE_FD);
-	f->open_fds--;
-	/* The kernel drops the owner and stops a device whose last
-	 * descriptor goes; a test sees what was left behind first. */
-}
-
-static unsigned int ring_index(unsigned long req, void *arg)
-{
-	switch (req) {
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-	case VHOST_GET_VRING_BASE:
-		return ((struct vhost_vring_state *)arg)->index;
-	case VHOST_SET_VRING_ADDR:
-		return ((struct vhost_vring_addr *)arg)->index;
-	case VHOST_SET_VRING_KICK:
-	case VHOST_SET_VRING_CALL:
-	case VHOST_SET_VRING_ERR:
-	case VHOST_NET_SET_BACKEND:
-		return ((struct vhost_vring_file *)arg)->index;
-	default:
-		return 0;
-	}
-}
-
-static void fake_record(struct fake *f, struct call *c, unsigned long req,
-			void *arg)
-{
-	struct vhost_vring_file *file = arg;
-	unsigned int i = c->index;
-
-	switch (req) {
-	case VHOST_SET_OWNER:
-		f->owned = 1;
-		break;
-	case VHOST_GET_FEATURES:
-		*(__u64 *)arg = f->features;
-		break;
-	case VHOST_SET_FEATURES:
-		c->val = (long long)*(__u64 *)arg;
-		break;
-	case VHOST_SET_MEM_TABLE: {
-		struct vhost_memory *m = arg;
-
-		c->nregions = m->nregions;
-		for (i = 0; i < m->nregions && i < 2; i++) {
-			c->reg_gpa[i] = m->regions[i].guest_phys_addr;
-			c->reg_size[i] = m->regions[i].memory_size;
-			c->reg_host[i] = m->regions[i].userspace_addr;
-		}
-		break;
-	}
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-		c->val = ((struct vhost_vring_state *)arg)->num;
-		break;
-	case VHOST_GET_VRING_BASE:
-		((struct vhost_vring_state *)arg)->num = f->ring_base[i];
-		break;
-	case VHOST_SET_VRING_ADDR: {
-		struct vhost_vring_addr *a = arg;
-
-		c->a[0] = a->desc_user_addr;
-		c->a[1] = a->avail_user_addr;
-		c->a[2] = a->used_user_addr;
-		break;
-	}
-	case VHOST_SET_VRING_KICK:
-		c->val = f->kick[i] = file->fd;
-		break;
-	case VHOST_SET_VRING_ERR:
-		c->val = f->err[i] = file->fd;
-		break;
-	case VHOST_SET_VRING_CALL:
-		c->val = f->call[i] = file->fd;
-		break;
-	case VHOST_NET_SET_BACKEND:
-		c->val = f->tap[i] = file->fd;
-		break;
-	case VHOST_VSOCK_SET_GUEST_CID:
-		c->val = f->cid = (long long)*(__u64 *)arg;
-		break;
-	case VHOST_VSOCK_SET_RUNNING:
-		c->val = f->running = *(int *)arg;
-		break;
-	default:
-		break;
-	}
-}
-
-static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
-{
-	struct fake *f = opaque;
-	struct call *c;
-
-	CHECK_EQ(fd, FAKE_FD);
-	CHECK_EQ(f->open_fds, 1);
-	if (f->n >= MAX_LOG)
-		return -ENOSPC;
-	c = &f->log[f->n++];
-	memset(c, 0, sizeof(*c));
-	c->req = req;
-	c->index = ring_index(req, arg);
-	CHECK(c->index < VHOST_MAX_RINGS);
-	if (c->index >= VHOST_MAX_RINGS)
-		return -EINVAL;
-	if (req == f->fail_req &&
-	    (f->fail_index < 0 || (unsigned int)f->fail_index == c->index))
-		return -f->fail_err;
-	fake_record(f, c, req, arg);
-	return 0;
-}
-
-static const struct vhost_sys fake_sys = {
-	.open = fake_open,
-	.ioctl = fake_ioctl,
-	.close = fake_close,
-	.opaque = &fk,
-};
 
 #define FEAT_VSOCK                                                       \
 	(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_F_EVENT_IDX)
 
 static void fake_reset(void)
 {
-	unsigned int i;
-
-	memset(&fk, 0, sizeof(fk));
+	fake_vhost_reset(FAKE_FD);
 	fk.features = FEAT_VSOCK;
-	fk.fail_index = -1;
-	fk.cid = -1;
-	for (i = 0; i < VHOST_MAX_RINGS; i++)
-		fk.kick[i] = fk.err[i] = fk.call[i] = fk.tap[i] = -1;
-}
-
-static int count(unsigned long req, int from)
-{
-	int i, n = 0;
-
-	for (i = from; i < fk.n; i++)
-		n += fk.log[i].req == req;
-	return n;
+	fk.nr_rings = VHOST_MAX_RINGS;
+	fk.one_fd = true;
 }
 
 /* Descriptors this process holds (the error eventfds are real ones). */
@@ -533,7 +356,7 @@ static void test_vsock_start_stop_restart(void)
 	CHECK_EQ(fk.log[at].req, VHOST_SET_FEATURES);
 	CHECK_EQ(fk.log[at].val, (long long)feat);
 	for (i = 0; i < NR; i++) {
-		struct call *c = &fk.log[at + 1 + 4 * i];
+		struct fake_call *c = &fk.log[at + 1 + 4 * i];
 
 		CHECK(c[0].req == VHOST_SET_VRING_NUM && c[0].index == i &&
 		      c[0].val == 128);
@@ -548,7 +371,7 @@ static void test_vsock_start_stop_restart(void)
 		/* An error eventfd per ring, a real one. */
 		CHECK(fk.err[i] >= 0 && fk.err[i] == v.err_fd[i]);
 	}
-	CHECK_EQ(count(VHOST_SET_VRING_ERR, at), NR);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_ERR, at), NR);
 	/* Running is the last step. */
 	CHECK_EQ(fk.log[fk.n - 1].req, VHOST_VSOCK_SET_RUNNING);
 	CHECK_EQ(fk.running, 1);
@@ -621,7 +444,7 @@ static void test_vsock_start_stop_restart(void)
 	vhost_close(&v);
 	CHECK_EQ(fk.log[at].req, VHOST_VSOCK_SET_RUNNING);
 	CHECK_EQ(fk.log[at].val, 0);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), NR);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), NR);
 	check_idle(&v, fds);
 	CHECK_EQ(fk.open_fds, 0);
 }
@@ -662,7 +485,7 @@ static void test_start_errors(void)
 		CHECK_EQ(fk.open_fds, 1);
 		CHECK_EQ(v.starts, 0);
 		/* Running is only asked for once every ring is set. */
-		CHECK_EQ(count(VHOST_VSOCK_SET_RUNNING, at),
+		CHECK_EQ(fake_count(VHOST_VSOCK_SET_RUNNING, at),
 			 rows[i].fail_req == VHOST_VSOCK_SET_RUNNING);
 		/* Nothing to stop. */
 		at = fk.n;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_vhost.h"
 #include "test.h"
 #include "util/le.h"
 #include "util/log.h"
@@ -30,135 +31,7 @@
 
 #define FAKE_FD 91
 #define FAKE_PATH "/nonexistent/fake-vhost-vsock"
-#define MAX_LOG 256
 #define CID 42
-
-struct call {
-	unsigned long req;
-	unsigned int index;
-	long long val; /* num, fd, features, cid, running */
-};
-
-struct fake {
-	char path[64];
-	int open_err;
-	uint64_t features;
-	unsigned long fail_req; /* this ioctl fails ... */
-	int fail_err;           /* ... with this */
-	int fail_index;         /* ... for this ring (-1: any) */
-	uint16_t ring_base[VHOST_MAX_RINGS]; /* GET_VRING_BASE answers */
-	int open_fds;
-	long long cid;
-	int running;
-	int kick[VHOST_MAX_RINGS];
-	struct call log[MAX_LOG];
-	int n;
-};
-
-static struct fake fk;
-
-static int fake_open(void *opaque, const char *path)
-{
-	struct fake *f = opaque;
-
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	if (f->open_err)
-		return f->open_err;
-	f->open_fds++;
-	return FAKE_FD;
-}
-
-static void fake_close(void *opaque, int fd)
-{
-	struct fake *f = opaque;
-
-	CHECK_EQ(fd, FAKE_FD);
-	f->open_fds--;
-}
-
-static unsigned int ring_index(unsigned long req, void *arg)
-{
-	switch (req) {
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-	case VHOST_GET_VRING_BASE:
-		return ((struct vhost_vring_state *)arg)->index;
-	case VHOST_SET_VRING_ADDR:
-		return ((struct vhost_vring_addr *)arg)->index;
-	case VHOST_SET_VRING_KICK:
-	case VHOST_SET_VRING_CALL:
-	case VHOST_SET_VRING_ERR:
-		return ((struct vhost_vring_file *)arg)->index;
-	default:
-		return 0;
-	}
-}
-
-static void fake_record(struct fake *f, struct call *c, unsigned long req,
-			void *arg)
-{
-	switch (req) {
-	case VHOST_GET_FEATURES:
-		*(__u64 *)arg = f->features;
-		break;
-	case VHOST_SET_FEATURES:
-		c->val = (long long)*(__u64 *)arg;
-		break;
-	case VHOST_SET_VRING_NUM:
-	case VHOST_SET_VRING_BASE:
-		c->val = ((struct vhost_vring_state *)arg)->num;
-		break;
-	case VHOST_GET_VRING_BASE:
-		((struct vhost_vring_state *)arg)->num = f->ring_base[c->index];
-		break;
-	case VHOST_SET_VRING_KICK:
-		c->val = f->kick[c->index] =
-			((struct vhost_vring_file *)arg)->fd;
-		break;
-	case VHOST_SET_VRING_CALL:
-	case VHOST_SET_VRING_ERR:
-		c->val = ((struct vhost_vring_file *)arg)->fd;
-		break;
-	case VHOST_VSOCK_SET_GUEST_CID:
-		c->val = f->cid = (long long)*(__u64 *)arg;
-		break;
-	case VHOST_VSOCK_SET_RUNNING:
-		c->val = f->running = *(int *)arg;
-		break;
-	default:
-		break;
-	}
-}
-
-static int fake_ioctl(void *opaque, int fd, unsigned long req, void *arg)
-{
-	struct fake *f = opaque;
-	struct call *c;
-
-	CHECK_EQ(fd, FAKE_FD);
-	CHECK_EQ(f->open_fds, 1);
-	if (f->n >= MAX_LOG)
-		return -ENOSPC;
-	c = &f->log[f->n++];
-	memset(c, 0, sizeof(*c));
-	c->req = req;
-	c->index = ring_index(req, arg);
-	/* The kernel's vhost-vsock has two rings: the event queue is
-	 * never handed over. */
-	CHECK(c->index < VSOCK_VHOST_RINGS);
-	if (req == f->fail_req &&
-	    (f->fail_index < 0 || (unsigned int)f->fail_index == c->index))
-		return -f->fail_err;
-	fake_record(f, c, req, arg);
-	return 0;
-}
-
-static const struct vhost_sys fake_sys = {
-	.open = fake_open,
-	.ioctl = fake_ioctl,
-	.close = fake_close,
-	.opaque = &fk,
-};
 
 /* What the kernel's vhost-vsock offers: VHOST_FEATURES (with LOG_ALL,
  * which is vhost's, not virtio's) and SEQPACKET; no INDIRECT_DESC here,
@@ -172,40 +45,12 @@ static const struct vhost_sys fake_sys = {
 
 static void fake_reset(void)
 {
-	memset(&fk, 0, sizeof(fk));
+	fake_vhost_reset(FAKE_FD);
 	fk.features = FEAT_KERNEL;
-	fk.fail_index = -1;
-}
-
-/* Index of the @nth (0-based) call of @req from @from on, or -1. */
-static int find(unsigned long req, int from, int nth)
-{
-	int i;
-
-	for (i = from < 0 ? 0 : from; i < fk.n; i++)
-		if (fk.log[i].req == req && !nth--)
-			return i;
-	return -1;
-}
-
-static int count(unsigned long req, int from)
-{
-	int i, n = 0;
-
-	for (i = from; i < fk.n; i++)
-		n += fk.log[i].req == req;
-	return n;
-}
-
-/* The value of the last @req of ring @q, or -100: none. */
-static long long last_val(unsigned long req, unsigned int q)
-{
-	int i;
-
-	for (i = fk.n - 1; i >= 0; i--)
-		if (fk.log[i].req == req && fk.log[i].index == q)
-			return fk.log[i].val;
-	return -100;
+	/* The kernel's vhost-vsock has two rings: the event queue is
+	 * never handed over. */
+	fk.nr_rings = VSOCK_VHOST_RINGS;
+	fk.one_fd = true;
 }
 
 /* ---- the log, through a pipe ---- */
@@ -480,7 +325,7 @@ static void test_open_errors(void)
 /* One ring's setup, from @at on: NUM, ADDR, BASE @base, KICK. */
 static void check_ring(int at, unsigned int q, uint16_t base)
 {
-	int num = find(VHOST_SET_VRING_NUM, at, (int)q);
+	int num = fake_find(VHOST_SET_VRING_NUM, at, (int)q);
 
 	CHECK(num >= 0);
 	if (num < 0)
@@ -515,15 +360,15 @@ static void test_lifecycle(void)
 	at = fk.n;
 	driver_ok();
 	CHECK(virtio_get_status(&vdev) & VIRTIO_STATUS_DRIVER_OK);
-	CHECK_EQ(last_val(VHOST_SET_VRING_CALL, 0), t.irq_fd);
-	CHECK_EQ(last_val(VHOST_SET_VRING_CALL, 1), t.irq_fd);
-	CHECK_EQ(count(VHOST_SET_FEATURES, at), 1);
-	CHECK_EQ(fk.log[find(VHOST_SET_FEATURES, at, 0)].val, FEAT_OFFERED);
-	CHECK_EQ(count(VHOST_SET_VRING_NUM, at), 2);
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 0), t.irq_fd);
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 1), t.irq_fd);
+	CHECK_EQ(fake_count(VHOST_SET_FEATURES, at), 1);
+	CHECK_EQ(fk.log[fake_find(VHOST_SET_FEATURES, at, 0)].val, FEAT_OFFERED);
+	CHECK_EQ(fake_count(VHOST_SET_VRING_NUM, at), 2);
 	check_ring(at, 0, 0);
 	check_ring(at, 1, 0);
-	run = find(VHOST_VSOCK_SET_RUNNING, at, 0);
-	CHECK(run > find(VHOST_SET_VRING_KICK, at, 1));
+	run = fake_find(VHOST_VSOCK_SET_RUNNING, at, 0);
+	CHECK(run > fake_find(VHOST_SET_VRING_KICK, at, 1));
 	CHECK_EQ(fk.running, 1);
 	CHECK_EQ(fk.log[fk.n - 1].req, VHOST_VSOCK_SET_RUNNING);
 
@@ -534,7 +379,7 @@ static void test_lifecycle(void)
 	virtio_dev_pause(&vdev);
 	CHECK_EQ(fk.log[at].req, VHOST_VSOCK_SET_RUNNING);
 	CHECK_EQ(fk.log[at].val, 0);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 2);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), 2);
 	CHECK_EQ(fk.kick[0], -1);
 	CHECK_EQ(fk.kick[1], -1);
 	CHECK_EQ(fk.running, 0);
@@ -545,7 +390,7 @@ static void test_lifecycle(void)
 	CHECK_EQ(virtio_dev_resume(&vdev), 0);
 	check_ring(at, 0, 17);
 	check_ring(at, 1, 33);
-	CHECK_EQ(last_val(VHOST_SET_VRING_CALL, 0), t.irq_fd);
+	CHECK_EQ(fake_last_val(VHOST_SET_VRING_CALL, 0), t.irq_fd);
 	CHECK_EQ(fk.running, 1);
 
 	/* Reset: SET_RUNNING 0, the bases taken back, nothing served. */
@@ -554,7 +399,7 @@ static void test_lifecycle(void)
 	mmio_wr(0x070, 0);
 	CHECK_EQ(fk.log[at].req, VHOST_VSOCK_SET_RUNNING);
 	CHECK_EQ(fk.log[at].val, 0);
-	CHECK_EQ(count(VHOST_GET_VRING_BASE, at), 2);
+	CHECK_EQ(fake_count(VHOST_GET_VRING_BASE, at), 2);
 	CHECK_EQ(fk.running, 0);
 	/* A new DRIVER_OK starts the fresh rings at 0. */
 	at = fk.n;

@@ -363,7 +363,6 @@ static int vsock_check_path(struct fc_ctx *c, const char *path,
 int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 		   struct fc_ctx *c)
 {
-	static const char *const transports[] = { "mmio", "pci", NULL };
 	static const char *const engines[] = { "hybrid", "vhost", NULL };
 	const char *path = NULL, *id = NULL;
 	uint64_t cid = 0;
@@ -382,7 +381,8 @@ int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 		else if (!strcmp(key, "vsock_id"))
 			ret = v ? fc_get_str(c, key, v, &id) : 0;
 		else if (!strcmp(key, "transport"))
-			ret = fc_get_enum(c, key, v, transports, false, &t);
+			ret = fc_get_enum(c, key, v, fc_transport_names, false,
+					  &t);
 		else if (!strcmp(key, "engine"))
 			ret = fc_get_enum(c, key, v, engines, false, &e);
 		else

@@ -31,5 +31,7 @@ int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
 
 /* Names shared by parsing and output. */
 extern const char *const fc_log_level_names[]; /* by enum config_log_level - 1 */
+/* Our transport key of drives and vsock: index 0 mmio, 1 pci. */
+extern const char *const fc_transport_names[];
 
 #endif

@@ -27,7 +27,7 @@ static const enum config_cache cache_values[] = {
 	CONFIG_CACHE_UNSAFE, CONFIG_CACHE_WRITEBACK, CONFIG_CACHE_NONE,
 };
 static const char *const io_engine_names[] = { "Sync", "Async", NULL };
-static const char *const transport_names[] = { "mmio", "pci", NULL };
+const char *const fc_transport_names[] = { "mmio", "pci", NULL };
 static const char *const engine_names[] = { "io_uring", "vhost", NULL };
 
 /* partuuid goes onto the kernel command line: hex digits and '-' only. */
@@ -98,7 +98,7 @@ static int drive_key_ours(struct disk_config *d, struct drive_views *w,
 	int ret;
 
 	if (!strcmp(key, "transport")) {
-		ret = fc_get_enum(c, key, v, transport_names, false, &idx);
+		ret = fc_get_enum(c, key, v, fc_transport_names, false, &idx);
 		d->transport = idx ? DISK_TRANSPORT_PCI : DISK_TRANSPORT_MMIO;
 	} else if (!strcmp(key, "queues")) {
 		ret = fc_get_u64(c, key, v, 1, CONFIG_MAX_QUEUES, &n);

@@ -419,7 +419,7 @@ void blk_dev_destroy(struct blk_dev *b)
 		return;
 	virtio_dev_destroy(b->vdev);
 	for (i = 0; i < VIRTIO_MAX_QUEUES; i++)
-		assert(!b->queues[i].running);
+		assert(!b->queues[i].w.running);
 	if (b->be_ops->close)
 		b->be_ops->close(b);
 	rl_destroy(&b->limiter);

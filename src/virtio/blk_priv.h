@@ -52,8 +52,8 @@ struct blk_queue {
 	struct blk_dev *b;
 	struct virtio_queue *q;
 	struct disk_queue *dq;
-	struct vq_worker w;       /* its thread (worker.h); w.stopping */
-	bool running;
+	struct vq_worker w;       /* its thread (worker.h): w.running,
+				   * w.stopping */
 	uint16_t size;
 	struct blk_slot *slots;
 	struct iovec *iov_pool;  /* size iovecs per slot */

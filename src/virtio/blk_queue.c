@@ -703,7 +703,7 @@ int blk_queue_open(struct blk_queue *bq, uint16_t max_size)
 
 void blk_queue_close(struct blk_queue *bq)
 {
-	assert(!bq->running);
+	assert(!bq->w.running);
 	disk_queue_close(bq->dq);
 	bq->dq = NULL;
 }
@@ -717,7 +717,6 @@ int blk_queue_start(struct blk_queue *bq, struct virtio_queue *q)
 		ret = vq_worker_start(&bq->w);
 	if (ret)
 		goto err_free;
-	bq->running = true;
 	return 0;
 
 err_free:
@@ -727,15 +726,13 @@ err_free:
 
 void blk_queue_wake(struct blk_queue *bq)
 {
-	if (bq->running)
-		vq_worker_wake(&bq->w);
+	vq_worker_wake(&bq->w); /* nothing unless running */
 }
 
 void blk_queue_stop(struct blk_queue *bq)
 {
-	if (!bq->running)
+	if (!bq->w.running)
 		return;
 	vq_worker_stop(&bq->w);
-	bq->running = false;
 	bq_free(bq);
 }

@@ -176,7 +176,8 @@ void machine_detach_disks(struct machine *m)
 			blk_dev_destroy(md->blk);
 		md->blk = NULL;
 	}
-	m->nr_devs = 0; /* the disks were the only registered devices */
+	m->nr_devs = 0; /* the disks came first; the vsock device, attached
+			 * after them, is detached before (init-step undo) */
 }
 
 void machine_close_disks(struct machine *m)

@@ -149,7 +149,4 @@ grep -q "^E2E-SIZE: vdc $want\$" "$work/console.txt" &&
 	bad "the guest's vdc size is not $want after the swap"
 grep -q '^E2E-RESULT: PASS$' "$work/console.txt" && ok "guest E2E-RESULT: PASS" ||
 	bad "guest did not report E2E-RESULT: PASS"
-echo "API-STDERR:"
-cat "$work/stderr"
-echo "API-SUMMARY: $fails failure(s)"
-[ $fails -eq 0 ]
+api_finish

@@ -103,6 +103,14 @@ api_says_paused()
 	esac
 }
 
+# image_sums IMAGE...: one md5sum line per image (busybox has md5sum,
+# not cksum); nothing when there is no image or md5sum fails.
+image_sums()
+{
+	[ $# -eq 0 ] && return
+	md5sum "$@" 2>/dev/null || true
+}
+
 # api_held WHAT [IMAGE...]: on a paused machine, the guest's tick and
 # each IMAGE's checksum (a disk file the guest writes: no device may
 # write while paused, whatever its engine) stand still for a second.
@@ -113,12 +121,15 @@ api_held()
 	shift
 	sleep 0.3 # ticks already on their way to the console
 	t1=$(last_tick)
-	s1=$([ $# -eq 0 ] || cksum "$@")
+	s1=$(image_sums "$@")
 	sleep 1
 	t2=$(last_tick)
-	s2=$([ $# -eq 0 ] || cksum "$@")
+	s2=$(image_sums "$@")
 	if [ -z "$t1" ] || [ "$t1" != "$t2" ]; then
 		bad "$what: ticks moved while paused ('$t1' -> '$t2')"
+	elif [ $# -gt 0 ] && { [ "$(echo "$s1" | grep -c .)" -ne $# ] ||
+		[ "$(echo "$s2" | grep -c .)" -ne $# ]; }; then
+		bad "$what: no checksum of $* (md5sum failed)"
 	elif [ "$s1" != "$s2" ]; then
 		bad "$what: a disk image changed while paused: $s1 -> $s2"
 	else
@@ -166,4 +177,19 @@ api_end_cad()
 	grep -q '^E2E-CAD' "$work/console" && ok "the guest saw Ctrl-Alt-Del" ||
 		bad "the guest never saw Ctrl-Alt-Del"
 	tr -d '\r' <"$work/console" >"$work/console.txt"
+}
+
+# api_finish: microvm's stderr, on a failure the guest console's last
+# lines (ticks left out: what the guest said before it stopped), the
+# count of failures; the status says whether there were any.
+api_finish()
+{
+	echo "API-STDERR:"
+	cat "$work/stderr"
+	if [ "$fails" -gt 0 ]; then
+		echo "API-CONSOLE (last 60 lines without ticks):"
+		grep -v '^E2E-TICK' "$work/console.txt" | tail -n 60
+	fi
+	echo "API-SUMMARY: $fails failure(s)"
+	[ "$fails" -eq 0 ]
 }

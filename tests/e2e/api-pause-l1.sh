@@ -108,7 +108,4 @@ for d in "vdb $data" "vdc $vdata" "vdd $swap"; do
 done
 grep -q '^E2E-RESULT: PASS$' "$work/console.txt" && ok "guest E2E-RESULT: PASS" ||
 	bad "guest did not report E2E-RESULT: PASS"
-echo "API-STDERR:"
-cat "$work/stderr"
-echo "API-SUMMARY: $fails failure(s)"
-[ $fails -eq 0 ]
+api_finish

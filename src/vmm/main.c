@@ -812,9 +812,11 @@ int main(int argc, char **argv)
 	console_restore();
 	/*
 	 * Where each vCPU stood: always after --timeout (a hung guest's
-	 * only trace), with --verbose after a crash or internal error too.
+	 * only trace) or a triple fault (the other vCPUs show what the
+	 * guest was doing; on AMD the faulting one is already back at its
+	 * reset state), with --verbose after an internal error too.
 	 */
-	if (status == VM_EXIT_TIMEOUT ||
+	if (status == VM_EXIT_TIMEOUT || status == VM_EXIT_GUEST_CRASH ||
 	    (cfg.verbose && status >= VM_EXIT_GUEST_CRASH))
 		vm_dump_vcpus(&machine.vm);
 	log_info("guest ended: %s, exit status %d",

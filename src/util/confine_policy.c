@@ -129,10 +129,11 @@ static const unsigned long control_ioctls[] = {
 	KVM_GET_ONE_REG, /* pc, sp, pstate */
 #endif
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
-	/* engine=vhost teardown (blk_vhost_stop, vsock_vhost_stop): stop
-	 * serving, take the ring state back, detach the kick eventfds. */
-	VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING, VHOST_GET_VRING_BASE,
-	VHOST_SET_VRING_KICK, VHOST_SET_VRING_ERR,
+	/* engine=vhost teardown (blk_vhost_stop, vsock_vhost_stop,
+	 * net_vhost_stop): stop serving, take the ring state back, detach
+	 * the kick eventfds. */
+	VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING, VHOST_NET_SET_BACKEND,
+	VHOST_GET_VRING_BASE, VHOST_SET_VRING_KICK, VHOST_SET_VRING_ERR,
 };
 
 /*
@@ -182,8 +183,9 @@ static const unsigned long lifecycle_ioctls[] = {
 	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_ADDR,
 	VHOST_SET_VRING_BASE, VHOST_SET_VRING_CALL,
 };
-/* (A resume's VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING and kicks:
- * the control list, which main also carries.) */
+/* (A resume's VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING,
+ * VHOST_NET_SET_BACKEND and kicks: the control list, which main also
+ * carries.) */
 
 /*
  * Main thread with the API (confine_policy_api()): PATCH /drives/{id}
@@ -213,7 +215,8 @@ static const unsigned long swap_ioctls[] = {
 
 /*
  * engine=vhost: DRIVER_OK sets the module up and starts it
- * (blk_vhost_start, vsock_vhost_start: VHOST_VSOCK_SET_RUNNING 1, with
+ * (blk_vhost_start, vsock_vhost_start: VHOST_VSOCK_SET_RUNNING 1,
+ * net_vhost_start: VHOST_NET_SET_BACKEND per ring, with
  * the ring-error thread: clone as above), a reset stops it
  * (blk_vhost_stop, vsock_vhost_stop), and MSI-X mask and unmask writes
  * re-point a queue's call eventfd (pci_msix.c).
@@ -222,8 +225,8 @@ static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD, KVM_SET_GSI_ROUTING,
 	VHOST_SET_FEATURES, VHOST_SET_VRING_NUM, VHOST_SET_VRING_ADDR,
 	VHOST_SET_VRING_BASE, VHOST_SET_VRING_KICK, VHOST_SET_VRING_CALL,
-	VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING, VHOST_GET_VRING_BASE,
-	VHOST_SET_VRING_ERR,
+	VHOST_BLK_SET_BACKEND, VHOST_VSOCK_SET_RUNNING, VHOST_NET_SET_BACKEND,
+	VHOST_GET_VRING_BASE, VHOST_SET_VRING_ERR,
 };
 
 /*

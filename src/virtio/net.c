@@ -85,6 +85,9 @@ static int net_add_kicks(struct net_pair *np)
 		return 0;
 	if (np->idx == 0 && np->n->has_ctrl)
 		q[2] = &vdev->queues[2 * np->n->pairs];
+	/* engine=vhost: the kernel takes the rx and tx kicks. */
+	if (np->n->vhost)
+		q[0] = q[1] = NULL;
 	for (i = 0; i < 3; i++) {
 		if (!q[i] || q[i]->kick_fd < 0)
 			continue;
@@ -106,6 +109,54 @@ static void net_stop_workers(struct net_dev *n, unsigned int upto)
 	}
 }
 
+static void net_stop_vhost(struct net_dev *n, unsigned int upto)
+{
+	unsigned int i;
+
+	for (i = upto; i--;)
+		net_vhost_stop(&n->pair[i].vh, n->vdev, i);
+}
+
+/*
+ * engine=vhost: every pair's rings to the kernel, then pair 0's worker
+ * for the control queue. Without MQ the control queue would be queue 2,
+ * pair 1's rx ring, which vhost_net serves: such a driver is refused.
+ */
+static int net_start_vhost(struct net_dev *n)
+{
+	struct virtio_dev *vdev = n->vdev;
+	unsigned int i;
+	int ret;
+
+	if (n->has_ctrl &&
+	    !(vdev->driver_features & F(VIRTIO_NET_F_MQ))) {
+		log_ratelimited(&n->rl, LOG_WARN,
+				"%s: engine=vhost with %u queue pairs needs a "
+				"driver that takes VIRTIO_NET_F_MQ",
+				vdev->name, n->pairs);
+		return -EINVAL;
+	}
+	for (i = 0; i < n->pairs; i++) {
+		ret = net_vhost_start(&n->pair[i].vh, vdev, i);
+		if (ret)
+			goto err_stop;
+	}
+	if (!n->has_ctrl)
+		return 0;
+	ret = net_add_kicks(&n->pair[0]);
+	if (!ret) {
+		atomic_store(&n->pair[0].live, true);
+		ret = vq_worker_start(&n->pair[0].w);
+		if (ret)
+			atomic_store(&n->pair[0].live, false);
+	}
+	if (!ret)
+		return 0;
+err_stop:
+	net_stop_vhost(n, i);
+	return ret;
+}
+
 static int net_start(struct virtio_dev *vdev)
 {
 	struct net_dev *n = vdev->dev;
@@ -121,6 +172,8 @@ static int net_start(struct virtio_dev *vdev)
 	ret = net_set_offloads(n, vdev->driver_features);
 	if (ret)
 		return ret;
+	if (n->vhost)
+		return net_start_vhost(n);
 	for (i = 0; i < n->pairs; i++) {
 		ret = net_add_kicks(&n->pair[i]);
 		if (ret)
@@ -145,6 +198,9 @@ static void net_stop(struct virtio_dev *vdev)
 	unsigned int i;
 
 	net_stop_workers(n, n->pairs);
+	/* engine=vhost: the bases kept for a resume. */
+	if (n->vhost)
+		net_stop_vhost(n, n->pairs);
 	/* A pause keeps what is held; a reset forgets it (§5.1.6.5.5:
 	 * one pair again). */
 	if (vdev->paused)
@@ -169,12 +225,24 @@ static void net_config_access(struct virtio_dev *vdev, uint64_t off,
 			  i < NET_CONFIG_BYTES - off ? n->config[off + i] : 0;
 }
 
+/* engine=vhost: the transport re-pointed an rx or tx interrupt. */
+static void net_call_changed(struct virtio_dev *vdev, struct virtio_queue *q,
+			     int fd)
+{
+	struct net_dev *n = vdev->dev;
+
+	if (n->vhost && q->index < 2 * n->pairs)
+		vhost_set_call(&n->pair[q->index / 2].vh.dev, q->index % 2,
+			       fd);
+}
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
 	.config_access = net_config_access,
 	.start = net_start,
 	.stop = net_stop,
+	.call_changed = net_call_changed,
 };
 
 /* ---- creation ---- */
@@ -212,6 +280,13 @@ static int net_check_config(const struct net_config *cfg, const char *name)
 		log_error("%s: rate limiter: %s", name, err);
 		return -EINVAL;
 	}
+	if (cfg->vhost && (rl_config_active(&cfg->rx_rl) ||
+			   rl_config_active(&cfg->tx_rl))) {
+		log_error("%s: engine=vhost takes no rate limiter: the kernel "
+			  "moves the packets (leave engine=vhost out to limit "
+			  "them)", name);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -232,9 +307,11 @@ static void net_fill_config(struct net_dev *n, const struct net_config *cfg)
 	le_put(n->config + 10, 2, NET_MTU);
 }
 
-/* Pair @i's worker and packet buffer. */
+/* Pair @i's worker and packet buffer; with engine=vhost its vhost_net
+ * and no tap events for the worker. */
 static int net_pair_init(struct net_dev *n, unsigned int i, int fd,
-			 const char *name)
+			 const struct net_config *cfg,
+			 const struct guest_mem *gm, const char *name)
 {
 	struct net_pair *np = &n->pair[i];
 	char tname[16];
@@ -254,6 +331,15 @@ static int net_pair_init(struct net_dev *n, unsigned int i, int fd,
 	ret = vq_worker_init(&np->w, &net_worker_ops, np, tname, CONFINE_NET);
 	if (ret)
 		return ret;
+	if (n->vhost) {
+		ret = net_vhost_open(&np->vh,
+				     cfg->vhost_sys ? cfg->vhost_sys :
+						      &vhost_sys_host,
+				     gm, fd, name);
+		np->vh_open = !ret;
+		np->watching = NET_TAP_UNWATCHED;
+		return ret;
+	}
 	ret = vq_worker_add_fd(&np->w, fd, NET_TAG_TAP);
 	if (ret)
 		return ret;
@@ -266,6 +352,8 @@ static void net_free(struct net_dev *n)
 	unsigned int i;
 
 	for (i = 0; i < n->pairs; i++) {
+		if (n->pair[i].vh_open)
+			net_vhost_close(&n->pair[i].vh);
 		vq_worker_destroy(&n->pair[i].w);
 		free(n->pair[i].pkt);
 	}
@@ -292,6 +380,7 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 	n->vdev = vdev;
 	n->pairs = cfg->queue_pairs;
 	n->has_ctrl = n->pairs > 1;
+	n->vhost = cfg->vhost;
 	n->offloads = ~0u;
 	atomic_store(&n->active_pairs, 1);
 	net_fill_config(n, cfg);
@@ -300,7 +389,7 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 	for (i = 0; i < n->pairs; i++)
 		n->pair[i].w.epfd = n->pair[i].w.wake_fd = -1;
 	for (i = 0; i < n->pairs; i++) {
-		ret = net_pair_init(n, i, cfg->tap_fds[i], name);
+		ret = net_pair_init(n, i, cfg->tap_fds[i], cfg, gm, name);
 		if (ret) {
 			log_error("%s: queue pair %u: %s", name, i,
 				  strerror(-ret));
@@ -309,6 +398,8 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 	}
 	if (n->has_ctrl)
 		features |= F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_MQ);
+	if (n->vhost)
+		features = net_vhost_features(&n->pair[0].vh, features);
 	nq = 2 * n->pairs + (n->has_ctrl ? 1 : 0);
 	ret = virtio_dev_init(vdev, &net_ops, n, gm, nq,
 			      cfg->queue_size ? cfg->queue_size :
@@ -342,6 +433,11 @@ int net_dev_set_rate_limits(struct net_dev *n, const struct rl_config *rx,
 	char err[160];
 	unsigned int i;
 
+	if (n->vhost) {
+		log_error("%s: engine=vhost takes no rate limiter",
+			  n->vdev->name);
+		return -ENOTSUP;
+	}
 	if ((rx && rl_config_check(rx, err, sizeof(err))) ||
 	    (tx && rl_config_check(tx, err, sizeof(err)))) {
 		log_error("%s: rate limiter: %s", n->vdev->name, err);
@@ -380,11 +476,44 @@ void net_dev_get_stats(struct net_dev *n, struct net_dev_stats *o)
 	o->ctrl_err = atomic_load(&n->ctrl_err);
 }
 
+/*
+ * engine=vhost: the kernel keeps no counters the VMM can read; each
+ * ring's used index says how many buffers it filled (rx) or sent (tx),
+ * modulo 2^16.
+ */
+static void net_print_vhost_stats(struct net_dev *n, int fd)
+{
+	struct virtio_dev *vdev = n->vdev;
+	unsigned int i, r;
+
+	for (i = 0; i < n->pairs; i++) {
+		unsigned int used[NET_VHOST_RINGS] = { 0, 0 };
+
+		for (r = 0; r < NET_VHOST_RINGS; r++) {
+			uint64_t u = __atomic_load_n(&vdev->queues[2 * i + r].used,
+						     __ATOMIC_RELAXED);
+			uint8_t raw[2] = { 0, 0 };
+
+			if (u)
+				guest_mem_read(vdev->gm, u + 2, raw,
+					       sizeof(raw));
+			used[r] = (unsigned int)le_get(raw, 2);
+		}
+		dprintf(fd,
+			"microvm: stats %s net: pair %u engine vhost rx-used "
+			"%u tx-used %u starts %" PRIu64 "\n",
+			vdev->name, i, used[0], used[1],
+			n->pair[i].vh.dev.starts);
+	}
+}
+
 void net_dev_print_stats(struct net_dev *n, int fd)
 {
 	unsigned int i;
 
-	for (i = 0; i < n->pairs; i++) {
+	if (n->vhost)
+		net_print_vhost_stats(n, fd);
+	for (i = 0; i < n->pairs && !n->vhost; i++) {
 		struct net_pair_stats *s = &n->pair[i].st;
 
 		dprintf(fd,

@@ -20,6 +20,7 @@
 #ifndef MICROVM_VIRTIO_NET_H
 #define MICROVM_VIRTIO_NET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/guest_mem.h"
@@ -43,7 +44,13 @@ struct net_config {
 	const int *tap_fds;         /* queue_pairs fds; the device owns them */
 	uint16_t queue_size;        /* 0: NET_QUEUE_SIZE; else a power of
 				     * two, 2 .. VIRTQ_MAX_SIZE */
-	struct rl_config rx_rl, tx_rl;
+	struct rl_config rx_rl, tx_rl; /* not with vhost */
+	/* engine=vhost: the kernel's vhost_net serves each pair's rings
+	 * (net_vhost.h); the control queue stays here. */
+	bool vhost;
+	/* engine=vhost's system calls: NULL for the real ones
+	 * (vhost_sys_host), a fake in tests. */
+	const struct vhost_sys *vhost_sys;
 };
 
 /* A consistent-enough copy of the counters (each read atomically). */
@@ -54,6 +61,7 @@ struct net_dev_stats {
 };
 
 struct net_dev;
+struct vhost_sys;
 
 /**
  * net_dev_create() - a virtio-net device on @cfg->queue_pairs tap fds:
@@ -81,7 +89,8 @@ void net_dev_destroy(struct net_dev *n);
  * net_dev_set_rate_limits() - replace the rx and tx limits (NULL keeps
  * one); the new buckets start full, and a worker waiting on the old
  * ones looks again at once.
- * Return: 0, or -EINVAL (rl_config_check(); nothing changed).
+ * Return: 0, -EINVAL (rl_config_check(); nothing changed), or -ENOTSUP
+ * with engine=vhost (the kernel paces nothing).
  * Context: any thread.
  */
 int net_dev_set_rate_limits(struct net_dev *n, const struct rl_config *rx,

@@ -16,6 +16,7 @@
 #include "util/ratelimit.h"
 #include "virtio/net.h"
 #include "virtio/net_hdr.h"
+#include "virtio/net_vhost.h"
 #include "virtio/worker.h"
 
 /* np->watching once the tap left the epoll set. */
@@ -69,12 +70,16 @@ struct net_pair {
 	struct net_tx_pkt tx;
 	struct net_rx_used used[VIRTQ_MAX_SIZE];
 	struct net_pair_stats st;
+	struct net_vhost vh;     /* engine=vhost: this pair's vhost_net */
+	bool vh_open;
 };
 
 struct net_dev {
 	struct virtio_dev *vdev;
 	unsigned int pairs;
 	bool has_ctrl;
+	bool vhost;                /* engine=vhost: workers serve only the
+				    * control queue (pair 0's) */
 	uint8_t config[NET_CONFIG_BYTES];
 	struct rl_limiter rx_rl, tx_rl;
 	atomic_uint rl_gen;        /* bumped by net_dev_set_rate_limits() */

@@ -473,6 +473,8 @@ static void np_watch(struct net_pair *np)
 	uint32_t want = 0;
 	int ret;
 
+	if (np->n->vhost)
+		return; /* the tap is vhost_net's */
 	if (np->active && !np->rx_starved && !np->rx_until && !np->pkt_len)
 		want |= EPOLLIN;
 	if (np->active && np->tx_blocked)
@@ -515,7 +517,8 @@ static void np_round(void *opaque, const uint64_t *tags, unsigned int nt,
 		np_ctrl(n);
 	gen = atomic_load(&n->gen);
 	np->active = np->idx < atomic_load(&n->active_pairs);
-	if (np->active) {
+	/* engine=vhost: the kernel serves rx and tx. */
+	if (np->active && !n->vhost) {
 		np_tx(np);
 		np_rx(np);
 	}

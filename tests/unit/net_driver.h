@@ -48,6 +48,10 @@
 
 static struct guest_mem gm;
 static struct net_dev *dev;
+/* Set: drv_start() expects the device to refuse the start. */
+static bool drv_start_refused;
+/* Set: the next device takes engine=vhost through these system calls. */
+static const struct vhost_sys *drv_vhost_sys;
 static int tap[4][2]; /* [pair][0]: the device's, [1]: the test's */
 static unsigned int nr_pairs, nr_queues;
 
@@ -113,6 +117,8 @@ static inline void dev_open_fds(unsigned int pairs, const int *real,
 	cfg.tap_fds = fds;
 	if (tx_rl)
 		cfg.tx_rl = *tx_rl;
+	cfg.vhost = drv_vhost_sys != NULL;
+	cfg.vhost_sys = drv_vhost_sys;
 	CHECK_EQ(net_dev_create(&dev, &vdev, &cfg, &gm, "eth0"), 0);
 	if (!dev)
 		exit(1);
@@ -172,7 +178,8 @@ static inline void drv_start(uint64_t features)
 					   VIRTIO_STATUS_DRIVER_OK);
 	pthread_mutex_unlock(&vdev.lock);
 	CHECK(virtio_get_status(&vdev) & VIRTIO_STATUS_DRIVER_OK);
-	CHECK(!(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET));
+	if (!drv_start_refused)
+		CHECK(!(virtio_get_status(&vdev) & VIRTIO_STATUS_NEEDS_RESET));
 }
 
 static inline uint64_t rx_buf(unsigned int pair, uint16_t id, uint32_t len)
@@ -244,6 +251,37 @@ static inline bool frame_ok(const uint8_t *p, uint32_t len, unsigned int seed)
 
 	fill(want, len, seed);
 	return !memcmp(p, want, len);
+}
+
+/* The control queue's index: after the last pair (MQ), else 2. */
+static unsigned int ctrl_q;
+
+/* One control command (§5.1.6.5); the ack the device wrote. */
+static inline uint8_t ctrl_cmd(uint8_t class, uint8_t cmd,
+			       const uint8_t *data, uint32_t len)
+{
+	unsigned int q = ctrl_q ? ctrl_q : 2 * nr_pairs;
+	uint64_t table = RING_GPA(q), g = CTRL_GPA;
+	uint16_t want = (uint16_t)(used_idx(q) + 1);
+
+	*(uint8_t *)host(g) = class;
+	*(uint8_t *)host(g + 1) = cmd;
+	memcpy(host(g + 2), data, len);
+	*(uint8_t *)host(g + 0x100) = 0xee;
+	desc_set(table, 0, g, 2 + len, VIRTQ_DESC_F_NEXT, 1);
+	desc_set(table, 1, g + 0x100, 1, VIRTQ_DESC_F_WRITE, 0);
+	avail_add(q, 0);
+	kick(q);
+	CHECK(wait_used(q, want));
+	return *(uint8_t *)host(g + 0x100);
+}
+
+static inline uint8_t set_pairs(uint16_t n)
+{
+	uint8_t d[2] = { (uint8_t)n, (uint8_t)(n >> 8) };
+
+	return ctrl_cmd(VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, d,
+			2);
 }
 
 #endif

@@ -254,37 +254,6 @@ static void test_tx_malformed(void)
 	dev_close();
 }
 
-/* The control queue's index: after the last pair (MQ), else 2. */
-static unsigned int ctrl_q;
-
-/* One control command (§5.1.6.5); the ack the device wrote. */
-static uint8_t ctrl_cmd(uint8_t class, uint8_t cmd, const uint8_t *data,
-			uint32_t len)
-{
-	unsigned int q = ctrl_q ? ctrl_q : 2 * nr_pairs;
-	uint64_t table = RING_GPA(q), g = CTRL_GPA;
-	uint16_t want = (uint16_t)(used_idx(q) + 1);
-
-	*(uint8_t *)host(g) = class;
-	*(uint8_t *)host(g + 1) = cmd;
-	memcpy(host(g + 2), data, len);
-	*(uint8_t *)host(g + 0x100) = 0xee;
-	desc_set(table, 0, g, 2 + len, VIRTQ_DESC_F_NEXT, 1);
-	desc_set(table, 1, g + 0x100, 1, VIRTQ_DESC_F_WRITE, 0);
-	avail_add(q, 0);
-	kick(q);
-	CHECK(wait_used(q, want));
-	return *(uint8_t *)host(g + 0x100);
-}
-
-static uint8_t set_pairs(uint16_t n)
-{
-	uint8_t d[2] = { (uint8_t)n, (uint8_t)(n >> 8) };
-
-	return ctrl_cmd(VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, d,
-			2);
-}
-
 /* §5.1.6.5.5: only the pairs VQ_PAIRS_SET chose carry traffic. */
 static void test_mq(void)
 {

@@ -65,7 +65,7 @@ done
 # the emulator itself failed (L1 died or went silent), never otherwise.
 run_guest()
 {
-	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-2} \
+	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-1} \
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 		--timeout 900 "${disk_args[@]}" --file "$curl" \
 		--file "$E2E_DIR/api-lib-l1.sh" -- "${l1[@]}" "$microvm" \

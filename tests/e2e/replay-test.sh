@@ -40,7 +40,7 @@ truncate -s $((32 * MIB)) data.raw
 # the emulator itself failed (L1 died or went silent), never otherwise.
 run_guest()
 {
-	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-2} \
+	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-1} \
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 		--timeout 600 --disk-file "$work/root.raw" \
 		--disk-file "$work/data.raw" --file "$curl" \

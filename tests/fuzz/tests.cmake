@@ -24,8 +24,9 @@ set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
 	-lpthread)
 set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c util/log.c)
 # The Firecracker objects and config file (json-c), and what they fill.
-set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c
-	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c)
+set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c api/fc_net.c
+	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c
+	util/ratelimit.c util/clock.c)
 
 # With a non-clang tree compiler, a clang on PATH still builds the
 # libFuzzer target (outside CMake's toolchain), so the short fuzz run

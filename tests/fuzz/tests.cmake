@@ -130,7 +130,7 @@ microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c
 	util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c
 	vmm/x86_64/boot_elf.c util/guest_mem.c)
-microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_FC_CONFIG}
+microvm_fuzz_target(fuzz_cli vmm/cli.c vmm/cli_net.c ${MICROVM_FUZZ_FC_CONFIG}
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_fc_config ${MICROVM_FUZZ_FC_CONFIG})
 # The arm64 console, on its own (no bus: the model decodes its whole page).

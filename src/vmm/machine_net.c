@@ -186,8 +186,9 @@ int machine_patch_net(struct machine *m, unsigned int index,
 	int ret;
 
 	if (index >= m->nr_nets || !m->nets[index].dev) {
-		snprintf(err, errlen, "network interface %u has no device",
-			 index);
+		snprintf(err, errlen, "network interface %s has no device",
+			 index < m->cfg->nr_nets ?
+			 m->cfg->nets[index].iface_id : "?");
 		return -ENODEV;
 	}
 	nc = &m->cfg->nets[index];

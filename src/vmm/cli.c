@@ -104,7 +104,7 @@ static const char usage_text[] =
 "                      guest reaches host listeners at CID 2 (needs\n"
 "                      /dev/vhost-vsock: modprobe vhost_vsock)\n"
 "  --net tap=NAME[,id=ID][,mac=AA:BB:CC:DD:EE:FF][,queues=N]\n"
-"        [,transport=pci|mmio]\n"
+"                      [,transport=pci|mmio]\n"
 "                      a virtio-net device on the host's tap NAME,\n"
 "                      repeatable (at most 8): opened at start (created\n"
 "                      if missing, which needs CAP_NET_ADMIN); id is the\n"

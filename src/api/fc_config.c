@@ -209,25 +209,25 @@ static int apply_bucket(struct rl_bucket_config *b, const char *name,
 	return 0;
 }
 
-int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
-			  struct fc_ctx *c)
+int fc_apply_rate_limiter(struct rl_config *rl, const char *name,
+			  struct json_object *o, struct fc_ctx *c)
 {
 	struct rl_config n = *rl;
+	char bucket[64];
 	int ret = 0;
 
-	if (fc_get_object(c, "rate_limiter", o))
+	if (fc_get_object(c, name, o))
 		return -EINVAL;
 	json_object_object_foreach(o, key, v) {
 		if (!v)
 			continue; /* null: this bucket as it was */
+		snprintf(bucket, sizeof(bucket), "%s.%.32s", name, key);
 		if (!strcmp(key, "bandwidth"))
-			ret = apply_bucket(&n.bandwidth,
-					   "rate_limiter.bandwidth", v, c);
+			ret = apply_bucket(&n.bandwidth, bucket, v, c);
 		else if (!strcmp(key, "ops"))
-			ret = apply_bucket(&n.ops, "rate_limiter.ops", v, c);
+			ret = apply_bucket(&n.ops, bucket, v, c);
 		else
-			ret = fc_fail(c, "unknown field \"rate_limiter.%.32s\"",
-				      key);
+			ret = fc_fail(c, "unknown field \"%s\"", bucket);
 		if (ret)
 			return ret;
 	}

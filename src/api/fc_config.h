@@ -129,12 +129,45 @@ int fc_put_vsock(struct vm_config *cfg, const char *json, size_t len,
 		 char *err, size_t errlen);
 
 /**
+ * fc_put_net() - PUT /network-interfaces/@iface_id: Firecracker's fields
+ * (iface_id, which must equal @iface_id; host_dev_name, the tap, opened at
+ * InstanceStart; guest_mac "AA:BB:CC:DD:EE:FF", unicast, default
+ * config_net_mac()'s; rx_rate_limiter; tx_rate_limiter) and ours (queues:
+ * queue pairs, 1 .. CONFIG_MAX_NET_PAIRS, default 1; transport "mmio"
+ * (default; "pci" with --enable-pci) | "pci"). An existing iface_id is
+ * replaced; no two interfaces share a tap or a MAC; at most
+ * CONFIG_MAX_NETS.
+ * Return/Context: as fc_put_boot_source().
+ */
+int fc_put_net(struct vm_config *cfg, const char *iface_id,
+	       const char *json, size_t len, char *err, size_t errlen);
+
+/* A PATCH /network-interfaces/{id} after boot: the limits to set. */
+struct fc_net_patch {
+	bool has_rx, has_tx;   /* false: that direction unchanged */
+	struct rl_config rx, tx; /* the interface's limits, patch applied */
+};
+
+/**
+ * fc_parse_net_patch() - parse PATCH /network-interfaces/@iface_id
+ * (iface_id, rx_rate_limiter, tx_rate_limiter) against the interface in
+ * @cfg. A bucket absent from a limiter keeps its setting, as in
+ * Firecracker; one given replaces it (size 0 or refill_time 0 turns it
+ * off).
+ * Return: 0 with @out filled, or -EINVAL with @err set and @out empty.
+ * Context: any thread; reads @cfg.
+ */
+int fc_parse_net_patch(const struct vm_config *cfg, const char *iface_id,
+		       const char *json, size_t len,
+		       struct fc_net_patch *out, char *err, size_t errlen);
+
+/**
  * fc_load_config_file() - apply Firecracker's --config-file @path: the
  * objects "boot-source", "machine-config", "drives" (an array of PUT
- * /drives bodies), "logger", "metrics"; "network-interfaces", "vsock",
- * "balloon", "mmds-config", "cpu-config", "entropy", "pmem" and
- * "memory-hotplug" only absent, null or empty (microvm has none of these
- * devices). At most FC_CONFIG_FILE_MAX bytes. Errors name @path and the
+ * /drives bodies), "network-interfaces" (an array of PUT
+ * /network-interfaces bodies), "vsock", "logger", "metrics"; "balloon",
+ * "mmds-config", "cpu-config", "entropy", "pmem" and "memory-hotplug"
+ * only absent, null or empty (microvm has none of these devices). At most FC_CONFIG_FILE_MAX bytes. Errors name @path and the
  * field. Return/Context: as fc_put_boot_source() (startup).
  */
 int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,

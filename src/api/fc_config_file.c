@@ -18,13 +18,13 @@
 
 /* Keys of devices microvm does not have: only absent, null or empty. */
 static const char *const unsupported_keys[] = {
-	"network-interfaces", "balloon", "mmds-config",
-	"cpu-config", "entropy", "pmem", "memory-hotplug", NULL,
+	"balloon", "mmds-config", "cpu-config", "entropy", "pmem",
+	"memory-hotplug", NULL,
 };
 
 static const char *const known_keys[] = {
 	"boot-source", "machine-config", "drives", "logger", "metrics",
-	"vsock", NULL,
+	"vsock", "network-interfaces", NULL,
 };
 
 static bool in_list(const char *const *list, const char *key)
@@ -108,15 +108,24 @@ static int check_keys(struct json_object *root, const char *path,
 	return 0;
 }
 
-static int apply_drives(struct vm_config *cfg, struct json_object *arr,
-			const char *path, char *err, size_t errlen)
+/* One element of an array of objects. */
+typedef int apply_elem_fn(struct vm_config *cfg, const char *path_id,
+			  struct json_object *o, struct fc_ctx *c);
+
+/*
+ * The array @key ("drives", "network-interfaces"), each element applied
+ * by @fn; messages name the element by index and by its @id_key.
+ */
+static int apply_array(struct vm_config *cfg, struct json_object *arr,
+		       const char *key, const char *id_key, apply_elem_fn *fn,
+		       const char *path, char *err, size_t errlen)
 {
 	struct json_object *d, *id;
 	struct fc_ctx c;
 	size_t i, n;
 	int ret;
 
-	fc_ctx_init(&c, err, errlen, "--config-file %s: drives", path);
+	fc_ctx_init(&c, err, errlen, "--config-file %s: %s", path, key);
 	if (!arr)
 		return 0;
 	if (!json_object_is_type(arr, json_type_array))
@@ -126,16 +135,16 @@ static int apply_drives(struct vm_config *cfg, struct json_object *arr,
 		d = json_object_array_get_idx(arr, i);
 		id = NULL;
 		if (json_object_is_type(d, json_type_object))
-			json_object_object_get_ex(d, "drive_id", &id);
-		fc_ctx_init(&c, err, errlen, "--config-file %s: drives[%zu]%s%.64s%s",
-			    path,
+			json_object_object_get_ex(d, id_key, &id);
+		fc_ctx_init(&c, err, errlen, "--config-file %s: %s[%zu]%s%.64s%s",
+			    path, key,
 			    i, json_object_is_type(id, json_type_string) ?
 			    " \"" : "",
 			    json_object_is_type(id, json_type_string) ?
 			    json_object_get_string(id) : "",
 			    json_object_is_type(id, json_type_string) ?
 			    "\"" : "");
-		ret = fc_apply_drive(cfg, NULL, d, &c);
+		ret = fn(cfg, NULL, d, &c);
 		if (ret)
 			return ret;
 	}
@@ -176,7 +185,11 @@ static int apply_all(struct vm_config *cfg, struct json_object *root,
 		      fc_apply_boot_source(cfg, v, &c);
 	}
 	if (!ret && json_object_object_get_ex(root, "drives", &v))
-		ret = apply_drives(cfg, v, path, err, errlen);
+		ret = apply_array(cfg, v, "drives", "drive_id", fc_apply_drive,
+				  path, err, errlen);
+	if (!ret && json_object_object_get_ex(root, "network-interfaces", &v))
+		ret = apply_array(cfg, v, "network-interfaces", "iface_id",
+				  fc_apply_net, path, err, errlen);
 	if (!ret && json_object_object_get_ex(root, "vsock", &v) && v) {
 		fc_ctx_init(&c, err, errlen, "--config-file %s: vsock", path);
 		ret = fc_get_object(&c, "vsock", v) ?:

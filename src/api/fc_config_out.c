@@ -51,7 +51,8 @@ static bool bucket_given(const struct rl_bucket_config *b)
 	return b->size || b->refill_time_ms || b->one_time_burst;
 }
 
-static void add_rate_limiter(struct json_object *o, const struct rl_config *rl)
+static void add_rate_limiter(struct json_object *o, const char *key,
+			     const struct rl_config *rl)
 {
 	struct json_object *r;
 
@@ -65,7 +66,7 @@ static void add_rate_limiter(struct json_object *o, const struct rl_config *rl)
 				       bucket_object(&rl->bandwidth));
 	if (bucket_given(&rl->ops))
 		json_object_object_add(r, "ops", bucket_object(&rl->ops));
-	json_object_object_add(o, "rate_limiter", r);
+	json_object_object_add(o, key, r);
 }
 
 static const char *cache_name(enum config_cache cache)
@@ -96,7 +97,7 @@ static struct json_object *drive_object(const struct disk_config *d,
 	fc_add_str(o, "partuuid", d->partuuid);
 	fc_add_str(o, "cache_type", cache_name(d->cache));
 	fc_add_str(o, "io_engine", d->io_async ? "Async" : "Sync");
-	add_rate_limiter(o, &d->rl);
+	add_rate_limiter(o, "rate_limiter", &d->rl);
 	fc_add_str(o, "transport",
 		   d->transport == DISK_TRANSPORT_PCI ? "pci" : "mmio");
 	if (d->queues)
@@ -110,6 +111,31 @@ static struct json_object *drive_object(const struct disk_config *d,
 	if (d->snapshot)
 		fc_add_bool(o, "snapshot", true);
 	fc_add_str(o, "serial", d->serial);
+	return o;
+}
+
+/* A network interface: Firecracker's fields (guest_mac only when given,
+ * as Firecracker's), then ours. */
+static struct json_object *net_object(const struct config_net *n)
+{
+	struct json_object *o = json_object_new_object();
+	char mac[18];
+
+	if (!o)
+		return NULL;
+	fc_add_str(o, "iface_id", n->iface_id);
+	fc_add_str(o, "host_dev_name", n->host_dev_name);
+	if (n->mac_set) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 n->mac[0], n->mac[1], n->mac[2], n->mac[3],
+			 n->mac[4], n->mac[5]);
+		fc_add_str(o, "guest_mac", mac);
+	}
+	add_rate_limiter(o, "rx_rate_limiter", &n->rx_rl);
+	add_rate_limiter(o, "tx_rate_limiter", &n->tx_rl);
+	fc_add_u64(o, "queues", n->queue_pairs);
+	fc_add_str(o, "transport",
+		   n->transport == DISK_TRANSPORT_PCI ? "pci" : "mmio");
 	return o;
 }
 
@@ -151,6 +177,10 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 	for (i = 0; arr && i < cfg->nr_disks; i++)
 		json_object_array_add(arr, drive_object(&cfg->disks[i], i));
 	json_object_object_add(root, "drives", arr);
+	arr = json_object_new_array();
+	for (i = 0; arr && i < cfg->nr_nets; i++)
+		json_object_array_add(arr, net_object(&cfg->nets[i]));
+	json_object_object_add(root, "network-interfaces", arr);
 	add_logger(root, cfg);
 	if (cfg->vsock.set && (o = json_object_new_object())) {
 		if (cfg->vsock.vsock_id)

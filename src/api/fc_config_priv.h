@@ -25,13 +25,20 @@ int fc_apply_metrics(struct vm_config *cfg, struct json_object *o,
 		     struct fc_ctx *c);
 int fc_apply_vsock(struct vm_config *cfg, struct json_object *o,
 		   struct fc_ctx *c);
-/* A rate_limiter object onto @rl (buckets absent from it unchanged). */
-int fc_apply_rate_limiter(struct rl_config *rl, struct json_object *o,
-			  struct fc_ctx *c);
+/* A rate limiter object onto @rl (buckets absent from it unchanged);
+ * @name ("rate_limiter", "rx_rate_limiter", ...) for messages. */
+int fc_apply_rate_limiter(struct rl_config *rl, const char *name,
+			  struct json_object *o, struct fc_ctx *c);
+/* A network interface (PUT /network-interfaces, the config file's
+ * "network-interfaces"); @path_id: the id in the request's path, or NULL
+ * (config file). */
+int fc_apply_net(struct vm_config *cfg, const char *path_id,
+		 struct json_object *o, struct fc_ctx *c);
 
 /* Names shared by parsing and output. */
 extern const char *const fc_log_level_names[]; /* by enum config_log_level - 1 */
-/* Our transport key of drives and vsock: index 0 mmio, 1 pci. */
+/* Our transport key of drives, vsock and network interfaces: index 0
+ * mmio, 1 pci. */
 extern const char *const fc_transport_names[];
 
 #endif

@@ -82,7 +82,7 @@ static int drive_key_fc(struct disk_config *d, struct drive_views *w,
 		return ret;
 	}
 	if (!strcmp(key, "rate_limiter"))
-		return fc_apply_rate_limiter(&d->rl, v, c);
+		return fc_apply_rate_limiter(&d->rl, "rate_limiter", v, c);
 	if (!strcmp(key, "socket"))
 		return fc_fail(c, "socket: vhost-user-block drives are not supported (give path_on_host)");
 	return 1;
@@ -265,7 +265,8 @@ static int patch_fields(const struct disk_config *d, const char *drive_id,
 		} else if (!strcmp(key, "rate_limiter")) {
 			if (!v)
 				continue;
-			ret = fc_apply_rate_limiter(&out->rl, v, c);
+			ret = fc_apply_rate_limiter(&out->rl, "rate_limiter",
+						    v, c);
 			out->has_rl = true;
 		} else {
 			ret = fc_unknown(c, key);

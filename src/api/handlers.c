@@ -43,7 +43,7 @@ static enum machine_state state_of(struct api_ctx *c)
 
 /* Firecracker's resources microvm does not have (yet): one clear line. */
 static const char *const unsupported[] = {
-	"/network-interfaces", "/balloon", "/mmds", "/snapshot",
+	"/balloon", "/mmds", "/snapshot",
 	"/entropy", "/cpu-config", "/pmem", "/hotplug", "/serial",
 };
 
@@ -279,6 +279,32 @@ static void put_vsock(struct api_ctx *c, const char *id,
 				  sizeof(err)), err);
 }
 
+static void put_net(struct api_ctx *c, const char *id,
+		    const struct api_request *req, struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	reply_set(r, fc_put_net(c->cfg, id, req->body, req->body_len, err,
+				sizeof(err)), err);
+}
+
+static void patch_net(struct api_ctx *c, const char *id,
+		      const struct api_request *req, struct api_response *r)
+{
+	struct fc_net_patch p;
+	char err[ERR_LEN] = "";
+	int ret;
+
+	ret = fc_parse_net_patch(c->cfg, id, req->body, req->body_len, &p,
+				 err, sizeof(err));
+	if (!ret)
+		ret = c->act->patch_net(c->act->opaque,
+					(unsigned int)config_net_index(c->cfg,
+								       id),
+					&p, err, sizeof(err));
+	reply_set(r, ret, err);
+}
+
 static void patch_drive(struct api_ctx *c, const char *id,
 			const struct api_request *req, struct api_response *r)
 {
@@ -482,6 +508,8 @@ static const struct route routes[] = {
 	{ "PUT", "/logger", PRE_BOOT, put_logger },
 	{ "PUT", "/metrics", PRE_BOOT, put_metrics },
 	{ "PUT", "/vsock", PRE_BOOT, put_vsock },
+	{ "PUT", "/network-interfaces/", PRE_BOOT, put_net },
+	{ "PATCH", "/network-interfaces/", POST_BOOT, patch_net },
 	{ "PUT", "/actions", ANY_TIME, put_actions },
 	{ "PATCH", "/vm", POST_BOOT, patch_vm },
 };

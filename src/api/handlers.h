@@ -33,6 +33,11 @@ struct api_actions {
 	int (*patch_drive)(void *opaque, unsigned int index,
 			   const struct fc_drive_patch *p, char *err,
 			   size_t errlen);
+	/* PATCH /network-interfaces/{id} of interface @index after boot:
+	 * its rate limiters. */
+	int (*patch_net)(void *opaque, unsigned int index,
+			 const struct fc_net_patch *p, char *err,
+			 size_t errlen);
 	/* PUT /metrics: open the path now (a FIFO must have a reader). */
 	int (*open_metrics)(void *opaque, char *err, size_t errlen);
 	/* PUT /logger: (re)open log_path and apply level and format. */

@@ -103,6 +103,14 @@ static const char usage_text[] =
 "                      uds=): host programs use AF_VSOCK to CID N, the\n"
 "                      guest reaches host listeners at CID 2 (needs\n"
 "                      /dev/vhost-vsock: modprobe vhost_vsock)\n"
+"  --net tap=NAME[,id=ID][,mac=AA:BB:CC:DD:EE:FF][,queues=N]\n"
+"                      [,transport=pci|mmio]\n"
+"                      a virtio-net device on the host's tap NAME,\n"
+"                      repeatable (at most 8): opened at start (created\n"
+"                      if missing, which needs CAP_NET_ADMIN); id is the\n"
+"                      API's iface_id (default netN); mac defaults to\n"
+"                      06:00 and a hash of the id; queues: queue pairs,\n"
+"                      1-31 (default 1), each a tap queue and a thread\n"
 "  --timeout SECONDS   end the guest after SECONDS, exit status 124\n"
 "  --stats             print the time to the first KVM_RUN, per-queue I/O\n"
 "                      counters and boot-time marks at exit\n"
@@ -122,7 +130,8 @@ static const char usage_text[] =
 "                      --config-file or --id imply " FC_DEFAULT_API_SOCK "\n"
 "                      unless --no-api\n"
 "  --config-file FILE  Firecracker's JSON configuration (boot-source,\n"
-"                      machine-config, drives, vsock, logger, metrics),\n"
+"                      machine-config, drives, network-interfaces, vsock,\n"
+"                      logger, metrics),\n"
 "                      applied after the rest of the command line; boots\n"
 "                      at once\n"
 "  --no-api            no API socket (needs --config-file or --kernel)\n"
@@ -637,7 +646,7 @@ static int memory_option(const char *arg, struct vm_config *cfg, char *err,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_DISK, OPT_TIMEOUT, OPT_STATS, OPT_SECCOMP, OPT_VERBOSE, OPT_HELP,
-       OPT_CONSOLE, OPT_VERSION, OPT_VSOCK,
+       OPT_CONSOLE, OPT_VERSION, OPT_VSOCK, OPT_NET,
        /* Firecracker's (cli_fc_option()) */
        OPT_API_SOCK, OPT_CONFIG_FILE, OPT_ID, OPT_NO_API, OPT_BOOT_TIMER,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
@@ -653,6 +662,7 @@ static const struct option options[] = {
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "vsock", required_argument, NULL, OPT_VSOCK },
+	{ "net", required_argument, NULL, OPT_NET },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
@@ -1013,6 +1023,8 @@ static int cli_option(int opt, const char *arg, struct vm_config *cfg,
 		return memory_option(arg, cfg, err, errlen);
 	case OPT_VSOCK:
 		return vsock_option(arg, cfg, err, errlen);
+	case OPT_NET:
+		return cli_net_option(arg, cfg, err, errlen);
 	case OPT_DISK:
 		return disk_option(arg, cfg, err, errlen);
 	case OPT_TIMEOUT:

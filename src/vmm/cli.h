@@ -70,6 +70,18 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_disk(const char *spec, struct disk_config *d, char *err,
 		   size_t errlen);
 
+/**
+ * cli_net_option() - one --net argument
+ * tap=NAME[,id=ID][,mac=AA:BB:CC:DD:EE:FF][,queues=N][,transport=pci|mmio]
+ * added to @cfg->nets: id defaults to the first free "netN", queues to 1,
+ * transport to pci; the tap, id and MAC must be no other interface's; at
+ * most CONFIG_MAX_NETS.
+ * Return: 0, or -EINVAL/-ENOMEM with one message naming the argument and
+ * the bad value; @cfg unchanged on error. Context: startup.
+ */
+int cli_net_option(const char *arg, struct vm_config *cfg, char *err,
+		   size_t errlen);
+
 /** cli_usage() - the --help text. */
 const char *cli_usage(void);
 

@@ -6,6 +6,7 @@
  */
 #include "vmm/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,118 @@ void config_disk_free(struct disk_config *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int config_parse_mac(const char *s, uint8_t mac[6])
+{
+	uint8_t m[6];
+	unsigned int i;
+	int hi, lo;
+
+	for (i = 0; i < 6; i++, s += 3) {
+		hi = hex_digit(s[0]);
+		lo = hi < 0 ? -1 : hex_digit(s[1]);
+		if (lo < 0 || s[2] != (i < 5 ? ':' : '\0'))
+			return -EINVAL;
+		m[i] = (uint8_t)(hi << 4 | lo);
+	}
+	/* The I/G bit (802-2014 §8.2): a group address is no station's. */
+	if ((m[0] & 1) || !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]))
+		return -EADDRNOTAVAIL;
+	memcpy(mac, m, 6);
+	return 0;
+}
+
+bool config_valid_tap_name(const char *s)
+{
+	size_t i;
+
+	if (!s || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; s[i]; i++)
+		if (i >= CONFIG_NET_MAX_TAP_NAME || s[i] == '/' ||
+		    s[i] == ':' || isspace((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+void config_net_mac(const struct config_net *n, uint8_t mac[6])
+{
+	const char *p = n->iface_id ? n->iface_id : "";
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	if (n->mac_set) {
+		memcpy(mac, n->mac, 6);
+		return;
+	}
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	/* 0x06: locally administered, unicast. */
+	mac[0] = 0x06;
+	mac[1] = 0x00;
+	mac[2] = (uint8_t)(h >> 24);
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
+int config_net_index(const struct vm_config *cfg, const char *iface_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->nr_nets; i++)
+		if (cfg->nets[i].iface_id &&
+		    !strcmp(cfg->nets[i].iface_id, iface_id))
+			return (int)i;
+	return -1;
+}
+
+int config_net_clash(const struct vm_config *cfg, const struct config_net *n,
+		     int self, const char **field)
+{
+	uint8_t mine[6], other[6];
+	unsigned int i;
+
+	config_net_mac(n, mine);
+	for (i = 0; i < cfg->nr_nets; i++) {
+		if ((int)i == self)
+			continue;
+		*field = "host_dev_name";
+		if (!strcmp(cfg->nets[i].host_dev_name, n->host_dev_name))
+			return (int)i;
+		*field = "guest_mac";
+		config_net_mac(&cfg->nets[i], other);
+		if (!memcmp(mine, other, 6))
+			return (int)i;
+	}
+	*field = NULL;
+	return -1;
+}
+
+void config_net_free(struct config_net *n)
+{
+	free(n->iface_id);
+	free(n->host_dev_name);
+	memset(n, 0, sizeof(*n));
+}
+
 void config_free(struct vm_config *cfg)
 {
 	unsigned int i;
 
 	for (i = 0; i < cfg->nr_disks && i < CONFIG_MAX_DISKS; i++)
 		config_disk_free(&cfg->disks[i]);
+	for (i = 0; i < cfg->nr_nets && i < CONFIG_MAX_NETS; i++)
+		config_net_free(&cfg->nets[i]);
 	free(cfg->kernel);
 	free(cfg->initrd);
 	free(cfg->cmdline);
@@ -78,12 +185,24 @@ int config_disk_copy(struct disk_config *dst, const struct disk_config *src)
 	return 0;
 }
 
+int config_net_copy(struct config_net *dst, const struct config_net *src)
+{
+	*dst = *src;
+	dst->iface_id = dst->host_dev_name = NULL;
+	if (!dup_str(&dst->iface_id, src->iface_id) ||
+	    !dup_str(&dst->host_dev_name, src->host_dev_name)) {
+		config_net_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int config_copy(struct vm_config *dst, const struct vm_config *src)
 {
 	unsigned int i;
 
 	*dst = *src;
-	dst->nr_disks = 0;
+	dst->nr_disks = dst->nr_nets = 0;
 	dst->kernel = dst->initrd = dst->cmdline = dst->console = NULL;
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
@@ -108,6 +227,11 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 		if (config_disk_copy(&dst->disks[i], &src->disks[i]))
 			goto err_free;
 		dst->nr_disks = i + 1;
+	}
+	for (i = 0; i < src->nr_nets && i < CONFIG_MAX_NETS; i++) {
+		if (config_net_copy(&dst->nets[i], &src->nets[i]))
+			goto err_free;
+		dst->nr_nets = i + 1;
 	}
 	return 0;
 err_free:

@@ -106,6 +106,28 @@ struct config_vsock {
 #define CONFIG_VSOCK_MAX_CID 0xfffffffeULL
 #define CONFIG_VSOCK_MIN_CID 3ULL
 
+#define CONFIG_MAX_NETS 8
+/* Queue pairs of one interface: what the device takes with its control
+ * queue (NET_MAX_QUEUE_PAIRS, (VIRTIO_MAX_QUEUES - 1) / 2). */
+#define CONFIG_MAX_NET_PAIRS 31u
+/* A tap's name: IFNAMSIZ less its NUL. */
+#define CONFIG_NET_MAX_TAP_NAME 15u
+
+/*
+ * --net / PUT /network-interfaces/{iface_id}: a virtio-net device on a
+ * host tap (Firecracker's NetworkInterface, plus our queue pairs and
+ * transport).
+ */
+struct config_net {
+	char *iface_id;      /* Firecracker's iface_id; --net: id= or "netN" */
+	char *host_dev_name; /* the tap: config_valid_tap_name() */
+	uint8_t mac[6];      /* guest_mac, when mac_set */
+	bool mac_set;        /* else config_net_mac() derives one */
+	unsigned int queue_pairs; /* 1 .. CONFIG_MAX_NET_PAIRS */
+	enum disk_transport transport;
+	struct rl_config rx_rl, tx_rl; /* all zero: no limit */
+};
+
 struct vm_config {
 	char *kernel;
 	char *initrd;
@@ -126,6 +148,8 @@ struct vm_config {
 	struct disk_config disks[CONFIG_MAX_DISKS];
 	unsigned int nr_disks;
 	struct config_vsock vsock;
+	struct config_net nets[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 
 	/* The Firecracker-compatible API and process options. */
 	char *api_sock;     /* --api-sock: serve the API there; NULL: none */
@@ -156,6 +180,47 @@ struct vm_config {
  * @smt on aarch64. Context: any thread; pure.
  */
 int config_check_smt(unsigned int cpus, bool smt);
+
+/**
+ * config_parse_mac() - "AA:BB:CC:DD:EE:FF" (six pairs of hex digits, any
+ * case, ':' between) into @mac.
+ * Return: 0; -EINVAL when it is not that; -EADDRNOTAVAIL for an address
+ * a guest cannot have (multicast, or all zero). Context: any thread; pure.
+ */
+int config_parse_mac(const char *s, uint8_t mac[6]);
+
+/**
+ * config_valid_tap_name() - can @s name a network interface: 1 to
+ * CONFIG_NET_MAX_TAP_NAME bytes, no '/', ':' or white space, not "." or
+ * ".." (the kernel's dev_valid_name()). Context: any thread; pure.
+ */
+bool config_valid_tap_name(const char *s);
+
+/**
+ * config_net_mac() - the MAC the guest gets on @n: guest_mac if given,
+ * else 06:00 and four bytes of a hash of the iface_id (a locally
+ * administered unicast address, the same for the same id on every run).
+ * Context: any thread; pure.
+ */
+void config_net_mac(const struct config_net *n, uint8_t mac[6]);
+
+/** config_net_index() - the index of interface @iface_id in @cfg, or -1. */
+int config_net_index(const struct vm_config *cfg, const char *iface_id);
+
+/**
+ * config_net_clash() - does another interface of @cfg than the one at
+ * @self (-1: none) use @n's tap or guest MAC already?
+ * @field: set to the field in clash ("host_dev_name", "guest_mac")
+ * Return: that interface's index, or -1. Context: any thread; pure.
+ */
+int config_net_clash(const struct vm_config *cfg, const struct config_net *n,
+		     int self, const char **field);
+
+/** config_net_free() - release the strings of @n and zero it. */
+void config_net_free(struct config_net *n);
+
+/** config_net_copy() - deep-copy one interface. Return: 0 or -ENOMEM. */
+int config_net_copy(struct config_net *dst, const struct config_net *src);
 
 /** config_disk_free() - release the strings of @d and zero it. */
 void config_disk_free(struct disk_config *d);

@@ -56,9 +56,11 @@ enum machine_state {
 
 struct arch_machine;
 struct machine_disk;
+struct machine_net;
 struct machine_vsock;
 struct metrics;
 struct metrics_drive;
+struct metrics_net;
 struct pci_bus;
 
 struct machine {
@@ -74,6 +76,8 @@ struct machine {
 	struct machine_disk *disks;
 	unsigned int nr_disks;
 	struct machine_vsock *vsock; /* NULL: none (machine_vsock.c) */
+	struct machine_net *nets;    /* cfg->nets' (machine_net.c) */
+	unsigned int nr_nets;
 	struct arch_machine *arch;
 	/*
 	 * Where the guest console's output goes: STDOUT_FILENO or the
@@ -168,6 +172,51 @@ int machine_vsock_stats(struct machine *m, struct vsock_dev_stats *out);
  * setup (for confine_limit_fds()).
  */
 unsigned int machine_vsock_fds(const struct machine *m);
+
+/**
+ * machine_open_nets() - open every configured interface's tap, one fd per
+ * queue pair. Runs before the VM exists, so a bad tap is reported without
+ * KVM, and before main confines itself (it opens /dev/net/tun).
+ * Return: 0 or -errno with @err naming the interface, the tap and the
+ * cause. Context: startup, main thread.
+ */
+int machine_open_nets(struct machine *m, char *err, size_t errlen);
+
+/**
+ * machine_attach_nets() - a virtio-net device on each open tap, on its
+ * transport; the device takes the tap's fds.
+ * Return: 0 or -errno with a message. Context: startup, after the vsock
+ * device.
+ */
+int machine_attach_nets(struct machine *m, char *err, size_t errlen);
+
+/** machine_detach_nets() - stop and destroy the devices (in reverse). */
+void machine_detach_nets(struct machine *m);
+
+/** machine_close_nets() - detach, then close the taps no device took. */
+void machine_close_nets(struct machine *m);
+
+/** machine_net_print_stats() - --stats lines of each interface. */
+void machine_net_print_stats(struct machine *m, int fd);
+
+/**
+ * machine_metrics_nets() - each interface with a device, for a metrics
+ * line: its iface_id and its device's counters.
+ * Return: how many of @out were filled (at most @max).
+ * Context: any thread while the devices exist.
+ */
+unsigned int machine_metrics_nets(struct machine *m, struct metrics_net *out,
+				  unsigned int max);
+
+/**
+ * machine_patch_net() - PATCH /network-interfaces/{id} after boot on
+ * interface @index: @rx and @tx (NULL: keep) its rate limits from now on.
+ * Return: 0 or -errno with a message in @err; on error nothing changed.
+ * Context: main thread, machine running or paused.
+ */
+int machine_patch_net(struct machine *m, unsigned int index,
+		      const struct rl_config *rx, const struct rl_config *tx,
+		      char *err, size_t errlen);
 
 /**
  * machine_add_dev() - register a device for pause and resume.

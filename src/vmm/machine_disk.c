@@ -176,8 +176,9 @@ void machine_detach_disks(struct machine *m)
 			blk_dev_destroy(md->blk);
 		md->blk = NULL;
 	}
-	m->nr_devs = 0; /* the disks came first; the vsock device, attached
-			 * after them, is detached before (init-step undo) */
+	m->nr_devs = 0; /* the disks came first; the vsock and net devices,
+			 * attached after them, are detached before
+			 * (init-step undo) */
 }
 
 void machine_close_disks(struct machine *m)
@@ -266,6 +267,7 @@ void machine_print_stats(struct machine *m, int fd)
 		disk_print_stats(&m->disks[i], fd);
 	}
 	machine_vsock_print_stats(m, fd);
+	machine_net_print_stats(m, fd);
 	arch_machine_print_stats(m, fd);
 	vm_print_stats(&m->vm, fd);
 	if (m->metrics)

@@ -224,6 +224,26 @@ static void undo_attach_vsock(struct machine *m)
 	machine_detach_vsock(m);
 }
 
+static int step_open_nets(struct machine *m, char *err, size_t errlen)
+{
+	return machine_open_nets(m, err, errlen);
+}
+
+static void undo_open_nets(struct machine *m)
+{
+	machine_close_nets(m);
+}
+
+static int step_attach_nets(struct machine *m, char *err, size_t errlen)
+{
+	return machine_attach_nets(m, err, errlen);
+}
+
+static void undo_attach_nets(struct machine *m)
+{
+	machine_detach_nets(m);
+}
+
 static int step_vcpus(struct machine *m, char *err, size_t errlen)
 {
 	m->vm.smt = m->cfg->smt;
@@ -259,6 +279,7 @@ static const struct init_step init_steps[] = {
 	{ "memory", step_memory, NULL },
 	{ "images", step_images, undo_images },
 	{ "open disks", step_open_disks, undo_open_disks },
+	{ "open taps", step_open_nets, undo_open_nets },
 	{ "console", step_console, undo_console },
 	{ "vm", step_vm, undo_vm },
 	{ "ram", step_ram, NULL },        /* RAM goes with the VM */
@@ -271,9 +292,11 @@ static const struct init_step init_steps[] = {
 	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
 	{ "attach disks", step_attach_disks, undo_attach_disks },
 	{ "attach vsock", step_attach_vsock, undo_attach_vsock },
+	{ "attach nets", step_attach_nets, undo_attach_nets },
 #else
 	{ "attach disks", step_attach_disks, undo_attach_disks },
 	{ "attach vsock", step_attach_vsock, undo_attach_vsock },
+	{ "attach nets", step_attach_nets, undo_attach_nets },
 	{ "vcpus", step_vcpus, NULL },    /* vCPUs go with the VM */
 #endif
 	{ "boot", step_boot, NULL },
@@ -462,7 +485,9 @@ static int machine_boot(struct machine *m, char *err, size_t errlen)
 		vm_request_exit(&m->vm, VM_EXIT_INTERNAL, "startup");
 	}
 	/* Every queue of every disk may start, and vsock connect; nothing
-	 * else opens files. */
+	 * else opens files. The network interfaces opened all theirs (tap
+	 * queues, workers' epoll sets and doorbells, the transports'
+	 * eventfds) in their init steps: counted among those open now. */
 	fds = confine_limit_fds(m->cfg->nr_disks * VIRTIO_MAX_QUEUES *
 				CONFINE_FDS_PER_QUEUE + machine_vsock_fds(m));
 	if (fds < 0)
@@ -596,6 +621,15 @@ static int act_ctrl_alt_del(void *opaque, char *err, size_t errlen)
 	return ret;
 }
 
+static int act_patch_net(void *opaque, unsigned int index,
+			 const struct fc_net_patch *p, char *err,
+			 size_t errlen)
+{
+	(void)opaque;
+	return machine_patch_net(&machine, index, p->has_rx ? &p->rx : NULL,
+				 p->has_tx ? &p->tx : NULL, err, errlen);
+}
+
 static int act_patch_drive(void *opaque, unsigned int index,
 			   const struct fc_drive_patch *p, char *err,
 			   size_t errlen)
@@ -610,6 +644,7 @@ static const struct api_actions api_actions = {
 	.flush_metrics = act_flush_metrics,
 	.ctrl_alt_del = act_ctrl_alt_del,
 	.patch_drive = act_patch_drive,
+	.patch_net = act_patch_net,
 	.open_metrics = act_open_metrics,
 	.set_logger = act_set_logger,
 };
@@ -699,9 +734,10 @@ static int api_open(char *err, size_t errlen)
 		control_set_max_body(control, cfg.api_max_payload);
 	confine_control_listen_fd(control_listen_fd(control));
 	confine_policy_api(true); /* main's filter takes drive swaps */
-	/* PUT /vsock may come: the threads that start its worker pass
-	 * their filter on to it. */
+	/* PUT /vsock and /network-interfaces may come: the threads that
+	 * start their workers pass their filter on to them. */
 	confine_policy_vsock(true);
+	confine_policy_net(true);
 	return 0;
 }
 
@@ -744,6 +780,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.vsock.set)
 		confine_policy_vsock(true);
+	if (cfg.nr_nets)
+		confine_policy_net(true);
 	/* Before any thread: every thread installs its filter itself. */
 	if (confine_prepare(cfg.seccomp, err, sizeof(err))) {
 		fail_startup(err);

@@ -190,9 +190,11 @@ void metrics_exit(struct machine *m)
 int metrics_write(struct machine *m, int fd)
 {
 	struct metrics_drive drives[CONFIG_MAX_DISKS];
+	struct metrics_net nets[CONFIG_MAX_NETS];
 	struct vsock_dev_stats vs;
 	struct metrics_source src = {
 		.drives = drives,
+		.nets = nets,
 		.vcpus = m->vm.vcpus,
 		.nr_vcpus = m->vm.ncpus,
 	};
@@ -202,5 +204,6 @@ int metrics_write(struct machine *m, int fd)
 	if (!machine_vsock_stats(m, &vs))
 		src.vsock = &vs;
 	src.nr_drives = machine_metrics_drives(m, drives, CONFIG_MAX_DISKS);
+	src.nr_nets = machine_metrics_nets(m, nets, CONFIG_MAX_NETS);
 	return metrics_emit(m->metrics, &src, fd);
 }

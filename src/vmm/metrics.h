@@ -2,7 +2,8 @@
 /*
  * Metrics: the machine's counters as one JSON object per line, in
  * Firecracker's shape where it has the counter ("utc_timestamp_ms",
- * "block", "block_<drive_id>", "vcpu", "vmm", "logger") and with our own
+ * "block", "block_<drive_id>", "net", "net_<iface_id>", "vcpu", "vmm",
+ * "logger") and with our own
  * detail beside it (each drive's "queues", each vCPU's exits). The
  * counters are the ones --stats prints (struct virtio_queue_stats, struct
  * disk_stats, struct vcpu's exits): metrics keeps only, per counter, the
@@ -19,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "virtio/net.h"
+
 struct disk_stats;
 struct machine;
 struct metrics;
@@ -32,12 +35,20 @@ struct metrics_drive {
 	struct disk_stats *disk;   /* its image's counters, or NULL */
 };
 
+/* One network interface as metrics sees it: the key is "net_<id>". */
+struct metrics_net {
+	const char *id;
+	struct net_dev_stats stats; /* totals */
+};
+
 /* Everything one line reports. */
 struct vsock_dev_stats;
 
 struct metrics_source {
 	const struct metrics_drive *drives;
 	unsigned int nr_drives;
+	const struct metrics_net *nets;
+	unsigned int nr_nets;
 	struct vcpu *vcpus;        /* NULL before the vCPUs exist */
 	unsigned int nr_vcpus;
 	/* The vsock device's counters (totals), NULL: no vsock device. */

@@ -261,6 +261,7 @@ int metrics_snap(struct metrics *mt, const struct metrics_source *src)
 	mt->has_vsock = src->vsock != NULL;
 	if (src->vsock)
 		mt->vsock = *src->vsock;
+	metrics_snap_nets(mt, src);
 	return ret ? ret : snap_vcpus(mt, src);
 }
 
@@ -275,6 +276,7 @@ void metrics_snap_commit(struct metrics *mt)
 	mvals_commit(&mt->vcpu);
 	mt->reported = mt->totals;
 	mt->vsock_reported = mt->vsock;
+	metrics_commit_nets(mt);
 }
 
 /* ---- the line ---- */
@@ -503,7 +505,7 @@ char *metrics_line(struct metrics *mt, const struct metrics_source *src,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	jput(root, "utc_timestamp_ms", (uint64_t)ts.tv_sec * 1000 +
 				       (uint64_t)ts.tv_nsec / 1000000);
-	if (add_drives(mt, src, root))
+	if (add_drives(mt, src, root) || metrics_add_nets(mt, src, root))
 		goto out;
 	add_vcpus(mt, root);
 	add_vmm(mt, root);

@@ -7,12 +7,15 @@
 #ifndef MICROVM_METRICS_PRIV_H
 #define MICROVM_METRICS_PRIV_H
 
+#include <json-c/json.h>
 #include <pthread.h>
 #include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "virtio/net.h"
 #include "virtio/vsock.h"
+#include "vmm/config.h"
 #include "vmm/metrics.h"
 
 /*
@@ -43,6 +46,10 @@ struct metrics {
 	/* The vsock device's totals now and as of the last line. */
 	struct vsock_dev_stats vsock, vsock_reported;
 	bool has_vsock;
+	/* Each network interface's totals now and as of the last line. */
+	struct net_dev_stats net[CONFIG_MAX_NETS];
+	struct net_dev_stats net_reported[CONFIG_MAX_NETS];
+	unsigned int nr_nets;
 	/* The rest of a line only partly written, to go out first. */
 	char *rest;
 	size_t rest_len, rest_off;
@@ -69,6 +76,25 @@ void metrics_snap_commit(struct metrics *mt);
  */
 char *metrics_line(struct metrics *mt, const struct metrics_source *src,
 		   size_t *len);
+
+/**
+ * metrics_snap_nets() - the interfaces' totals of @src into the current
+ * snapshot (another set of interfaces: nothing reported yet).
+ * Context: @mt->lock held.
+ */
+void metrics_snap_nets(struct metrics *mt, const struct metrics_source *src);
+
+/** metrics_commit_nets() - the snapshot's totals as reported. */
+void metrics_commit_nets(struct metrics *mt);
+
+/**
+ * metrics_add_nets() - "net" (Firecracker's NetDeviceMetrics names,
+ * summed over the interfaces) and "net_<iface_id>" for each, deltas since
+ * the last line, into @root. Return: 0 or -ENOMEM.
+ * Context: @mt->lock held.
+ */
+int metrics_add_nets(struct metrics *mt, const struct metrics_source *src,
+		     struct json_object *root);
 
 /** metrics_free_drives() - forget the drives' snapshots. */
 void metrics_free_drives(struct metrics *mt);

@@ -7,7 +7,8 @@
 # without changing the configuration (missing kernel or image files
 # included), post-boot requests refused before boot, an InstanceStart
 # that fails (no KVM here, or a file that is no kernel) as a 400 naming
-# why with the state still "Not started", a second socket on
+# why with the state still "Not started" (a network interface whose tap
+# cannot be opened names it), a second socket on
 # the same path refused at startup, and SIGTERM ending microvm with 143
 # and the socket removed (nothing booted: main may still unlink).
 #
@@ -111,7 +112,18 @@ case "$body" in
 *'"vsock":{"vsock_id":"vsock0","guest_cid":3,"uds_path":"'"$work"'/v.sock","transport":"mmio"}'*) ok "vm/config has the vsock" ;;
 *) bad "vm/config vsock: $body" ;;
 esac
-refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0"}'
+# Network interfaces as Firecracker's PUT /network-interfaces/{id}:
+# refusals name the field; PATCH (rate limiters) only after boot.
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0", "guest_mac": "not-a-mac"}'
+call PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0", "guest_mac": "not-a-mac"}'
+case "$body" in
+*'guest_mac \"not-a-mac\" is not of the form AA:BB:CC:DD:EE:FF'*) ok "bad guest_mac named: $body" ;;
+*) bad "bad guest_mac: $body" ;;
+esac
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth1", "host_dev_name": "tap0"}'
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0", "allow_mmds_requests": true}'
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap-name-too-long"}'
+refuse PATCH /network-interfaces/eth0 '{"iface_id": "eth0", "rx_rate_limiter": {"ops": {"size": 1, "refill_time": 1}}}'
 refuse DELETE /drives/data
 refuse GET /nowhere
 # A body over the 51200-byte limit: 400, the connection closed.
@@ -134,6 +146,23 @@ else
 fi
 expect 200 GET /
 case "$body" in *'"state":"Not started"'*) ok "still Not started" ;; *) bad "after a failed start: $body" ;; esac
+# A network interface's tap is opened at InstanceStart, before the VM
+# exists: one that cannot be a tap ("lo") fails the start with a 400
+# naming the interface and the tap, on any host.
+expect 204 PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "lo", "guest_mac": "06:00:AC:10:00:02", "rx_rate_limiter": {"bandwidth": {"size": 1048576, "refill_time": 100}}}'
+expect 200 GET /vm/config
+case "$body" in
+*'"network-interfaces":[{"iface_id":"eth0","host_dev_name":"lo","guest_mac":"06:00:ac:10:00:02","rx_rate_limiter":{"bandwidth":{"size":1048576,"refill_time":100}},"queues":1,"transport":"mmio"}]'*) ok "vm/config has the interface" ;;
+*) bad "vm/config network-interfaces: $body" ;;
+esac
+refuse PUT /network-interfaces/eth1 '{"iface_id": "eth1", "host_dev_name": "lo"}'
+expect 400 PUT /actions '{"action_type": "InstanceStart"}'
+case "$body" in
+*'network interface eth0: tap lo: '*) ok "InstanceStart names the tap: $body" ;;
+*) bad "InstanceStart with tap lo: $body" ;;
+esac
+expect 200 GET /
+case "$body" in *'"state":"Not started"'*) ok "still Not started" ;; *) bad "after a failed tap: $body" ;; esac
 # A second microvm on the same path is refused at once.
 "$microvm" --api-sock "$sock" 2>"$work/second.err"
 st=$?

@@ -36,7 +36,7 @@ refuse PUT /machine-config '{"vcpu_count": 0, "mem_size_mib": 256}'
 refuse PUT /drives/rootfs '{"drive_id": "other", "path_on_host": "'"$root"'", "is_root_device": true, "is_read_only": false}'
 refuse PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "/nonexistent", "is_root_device": true, "is_read_only": false, "unknown": true}'
 refuse GET /no-such-path
-refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0"}'
+refuse PUT /network-interfaces/eth0 '{"iface_id": "eth0", "host_dev_name": "tap0", "guest_mac": "not-a-mac"}'
 refuse PUT /actions 'not json'
 
 expect 204 PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "initrd_path": "'"$initrd"'", "boot_args": "console=ttyS0 reboot=k panic=1 pci=off microvm.test=api microvm.fio=/dev/vdb quiet"}'

@@ -19,7 +19,7 @@ disk_snapshot_readonly disk_snapshot_tmpdir_missing seccomp_maybe
 seccomp_selftest_bogus console_no_dir console_directory
 config_file_missing config_file_unknown_field config_file_network
 config_file_smt config_file_two_roots config_file_no_boot_source
-id_underscore no_api_alone"
+id_underscore no_api_alone net_mac_multicast net_tap_not_a_tap"
 
 microvm=
 art=
@@ -131,6 +131,17 @@ no_kvm_device)
 	;;
 # Disks are opened (and locked) before the VM exists: no KVM needed. The
 # --timeout keeps a run that wrongly gets as far as booting short.
+# Network interfaces: a MAC the guest cannot have is refused while the
+# command line is parsed; a tap is opened before the VM exists, so "lo",
+# which is no tap, is refused with no KVM too.
+net_mac_multicast)
+	args=(--kernel "$kernel" --timeout 10 --net tap=tap0,mac=01:00:5e:00:00:01)
+	patterns=("--net tap=tap0,mac=01:00:5e:00:00:01" "multicast")
+	;;
+net_tap_not_a_tap)
+	args=(--kernel "$kernel" --timeout 10 --net tap=lo,id=eth0)
+	patterns=("network interface eth0" "tap lo")
+	;;
 console_no_dir)
 	# Opened before the VM exists: no KVM needed.
 	args=(--kernel "$kernel" --timeout 10 --console "$work/no-dir/guest.log")
@@ -157,8 +168,9 @@ config_file_two_roots | config_file_no_boot_source)
 		json="{$boot, \"machine-config\": {\"vcpu_count\": 1, \"mem_size_mib\": 128, \"vcpus\": 2}}"
 		patterns=("machine-config" "unknown field \"vcpus\"") ;;
 	config_file_network)
-		json="{$boot, \"network-interfaces\": [{\"iface_id\": \"eth0\", \"host_dev_name\": \"tap0\"}]}"
-		patterns=("network-interfaces" "no such device") ;;
+		json="{$boot, \"network-interfaces\": [{\"iface_id\": \"eth0\", \"host_dev_name\": \"tap0\", \"guest_mac\": \"06:00:AC:10:00\"}]}"
+		patterns=("network-interfaces\\[0\\] \"eth0\"" "guest_mac"
+			"06:00:AC:10:00" "AA:BB:CC:DD:EE:FF") ;;
 	config_file_smt)
 		json="{$boot, \"machine-config\": {\"vcpu_count\": 3, \"mem_size_mib\": 128, \"smt\": true}}"
 		patterns=("machine-config" "vcpu_count 3 with smt true"

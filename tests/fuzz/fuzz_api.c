@@ -6,7 +6,7 @@
  * state (0-3), byte 1 which actions fail, byte 2 the method, then the
  * path up to a newline, then the body. Each input runs a short session:
  * the request against a configuration that a valid boot-source, machine
- * config and drive made, then the same request again.
+ * config, drive and network interface made, then the same request again.
  *
  * Promises checked (abort() when broken):
  * - the status is 200 (with a JSON object body), 204 (no body) or 400
@@ -109,6 +109,17 @@ static int act_patch(void *o, unsigned int i, const struct fc_drive_patch *p,
 	return fake(8, err, errlen);
 }
 
+static int act_patch_net(void *o, unsigned int i,
+			 const struct fc_net_patch *p, char *err,
+			 size_t errlen)
+{
+	(void)o;
+	(void)p;
+	if (i >= fcfg.nr_nets)
+		abort(); /* one of no interface must not get here */
+	return fake(64, err, errlen);
+}
+
 static int act_metrics(void *o, char *err, size_t errlen)
 {
 	(void)o;
@@ -124,6 +135,7 @@ static int act_logger(void *o, char *err, size_t errlen)
 static const struct api_actions acts = {
 	.start = act_start, .flush_metrics = act_flush,
 	.ctrl_alt_del = act_cad, .patch_drive = act_patch,
+	.patch_net = act_patch_net,
 	.open_metrics = act_metrics, .set_logger = act_logger,
 };
 
@@ -136,6 +148,8 @@ static void setup(enum machine_state st)
 				  "\"path_on_host\": \"/r\", "
 				  "\"is_root_device\": true, "
 				  "\"is_read_only\": false}";
+	static const char net[] = "{\"iface_id\": \"eth0\", "
+				  "\"host_dev_name\": \"tap0\"}";
 	char err[256];
 
 	config_free(&fcfg);
@@ -147,7 +161,8 @@ static void setup(enum machine_state st)
 	    fc_put_machine_config(&fcfg, mc, sizeof(mc) - 1, err,
 				  sizeof(err)) ||
 	    fc_put_drive(&fcfg, "rootfs", drv, sizeof(drv) - 1, err,
-			 sizeof(err)))
+			 sizeof(err)) ||
+	    fc_put_net(&fcfg, "eth0", net, sizeof(net) - 1, err, sizeof(err)))
 		abort();
 	atomic_store(&fm.state, st);
 }
@@ -193,8 +208,8 @@ static void one(struct api_ctx *c, const struct api_request *req)
 		abort();
 	if (!is_change && strcmp(cfg_before, cfg_after))
 		abort(); /* a read changed the configuration */
-	/* After boot the configuration is frozen but for PATCH /drives
-	 * (whose fake applies nothing). */
+	/* After boot the configuration is frozen but for PATCH /drives and
+	 * /network-interfaces (whose fakes apply nothing). */
 	if (before != MACHINE_NOT_STARTED && strcmp(cfg_before, cfg_after))
 		abort();
 	free(cfg_before);

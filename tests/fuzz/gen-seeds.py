@@ -558,6 +558,19 @@ def seeds_fc_config():
         "cpu-config": None, "balloon": None, "network-interfaces": [],
         "vsock": None, "logger": None, "metrics": None,
         "mmds-config": None, "entropy": None}, indent=1)))
+    # Network interfaces in a config file (there is no call of their own).
+    out("config_file_net", fc_req(FC_FILE, FC_ROOTFS, json.dumps({
+        "boot-source": {"kernel_image_path": "vmlinux.bin"},
+        "network-interfaces": [
+            {"iface_id": "eth0", "host_dev_name": "tap0",
+             "guest_mac": "06:00:AC:10:00:02", "rx_rate_limiter": None,
+             "tx_rate_limiter": {"bandwidth": {"size": 1048576,
+                                               "refill_time": 100}}},
+            {"iface_id": "eth1", "host_dev_name": "tap1", "queues": 4,
+             "transport": "pci",
+             "rx_rate_limiter": {"ops": {"size": 1000, "refill_time": 1000,
+                                         "one_time_burst": 10}}}]},
+        indent=1)))
     # A second root device is refused, on a new id or an existing one.
     root = ('{"drive_id":"%s","path_on_host":"/r","is_root_device":true}')
     out("two_roots",

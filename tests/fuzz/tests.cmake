@@ -24,8 +24,9 @@ set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
 	-lpthread)
 set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c util/log.c)
 # The Firecracker objects and config file (json-c), and what they fill.
-set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c
-	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c)
+set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c api/fc_net.c
+	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c
+	util/ratelimit.c util/clock.c)
 
 # With a non-clang tree compiler, a clang on PATH still builds the
 # libFuzzer target (outside CMake's toolchain), so the short fuzz run
@@ -129,7 +130,7 @@ microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c
 	util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c
 	vmm/x86_64/boot_elf.c util/guest_mem.c)
-microvm_fuzz_target(fuzz_cli vmm/cli.c ${MICROVM_FUZZ_FC_CONFIG}
+microvm_fuzz_target(fuzz_cli vmm/cli.c vmm/cli_net.c ${MICROVM_FUZZ_FC_CONFIG}
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_fc_config ${MICROVM_FUZZ_FC_CONFIG})
 # The arm64 console, on its own (no bus: the model decodes its whole page).

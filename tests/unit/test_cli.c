@@ -595,7 +595,125 @@ static const struct fc_bad_row fc_bad_rows[] = {
 	  "--vsock cid=3,engine=kernel: engine 'kernel' must be hybrid or vhost" },
 	{ { "--kernel", "k", "--vsock", "cid=2,engine=vhost" },
 	  "cid '2' must be 3 to 4294967294" },
+	/* --net: one row per refusal, each naming the argument and value. */
+	{ { "--kernel", "k", "--net", "id=eth0" },
+	  "--net id=eth0: needs tap=NAME" },
+	{ { "--kernel", "k", "--net", "tap=" },
+	  "--net tap=: tap '' must be an interface name: 1 to 15 bytes" },
+	{ { "--kernel", "k", "--net", "tap=tap0123456789abc" },
+	  "tap 'tap0123456789abc' must be an interface name" },
+	{ { "--kernel", "k", "--net", "tap=a/b" },
+	  "tap 'a/b' must be an interface name" },
+	{ { "--kernel", "k", "--net", "tap=a:1" },
+	  "tap 'a:1' must be an interface name" },
+	{ { "--kernel", "k", "--net", "tap=.." },
+	  "tap '..' must be an interface name" },
+	{ { "--kernel", "k", "--net", "tap=t0,id=eth-0" },
+	  "--net tap=t0,id=eth-0: id 'eth-0' must be 1 to 64 letters, digits or '_'" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=06:00:00:00:00" },
+	  "mac '06:00:00:00:00' is not of the form AA:BB:CC:DD:EE:FF" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=06:00:00:00:00:0g" },
+	  "mac '06:00:00:00:00:0g' is not of the form" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=06-00-00-00-00-01" },
+	  "mac '06-00-00-00-00-01' is not of the form" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=06:00:00:00:00:01:" },
+	  "mac '06:00:00:00:00:01:' is not of the form" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=01:00:5e:00:00:01" },
+	  "mac '01:00:5e:00:00:01' is a multicast or all-zero address" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=00:00:00:00:00:00" },
+	  "is a multicast or all-zero address" },
+	{ { "--kernel", "k", "--net", "tap=t0,queues=0" },
+	  "--net tap=t0,queues=0: queues '0' must be 1 to 31" },
+	{ { "--kernel", "k", "--net", "tap=t0,queues=32" },
+	  "queues '32' must be 1 to 31" },
+	{ { "--kernel", "k", "--net", "tap=t0,queues=-1" },
+	  "queues '-1' must be 1 to 31" },
+	{ { "--kernel", "k", "--net", "tap=t0,transport=usb" },
+	  "--net tap=t0,transport=usb: transport 'usb' must be pci or mmio" },
+	{ { "--kernel", "k", "--net", "tap=t0,vhost=on" },
+	  "--net tap=t0,vhost=on: unknown key 'vhost'" },
+	{ { "--kernel", "k", "--net", "tap=t0,t1" },
+	  "--net tap=t0,t1: 't1' is not key=value" },
+	{ { "--kernel", "k", "--net", "tap=t0,id=a", "--net", "tap=t1,id=a" },
+	  "--net tap=t1,id=a: id 'a' is taken by another --net" },
+	{ { "--kernel", "k", "--net", "tap=t0", "--net", "tap=t0" },
+	  "--net tap=t0: tap 't0' is --net id=net0's already" },
+	{ { "--kernel", "k", "--net", "tap=t0,mac=06:00:00:00:00:01", "--net",
+	    "tap=t1,mac=06:00:00:00:00:01" },
+	  "--net tap=t1,mac=06:00:00:00:00:01: the guest's MAC is --net id=net0's already" },
+	{ { "--kernel", "k", "--net" }, "needs a value" },
 };
+
+/*
+ * --net: every key; the defaults (id: the first free netN; a MAC derived
+ * from the id, locally administered and unicast, the same every time;
+ * one queue pair; pci).
+ */
+static void test_net(void)
+{
+	static const char *const args[] = { "--kernel", "k",
+		"--net", "id=net0,tap=tap0", "--net", "tap=tap1",
+		"--net", "tap=tap2_456789abcd,id=eth_2,mac=AA:bb:cc:DD:ee:f0,queues=31,"
+			 "transport=mmio", NULL };
+	static const uint8_t given[6] = { 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xf0 };
+	uint8_t mac[6], again[6], other[6];
+	struct vm_config cfg;
+	char err[512];
+
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), args), CLI_RUN);
+	if (*err)
+		fprintf(stderr, "test_net: %s\n", err);
+	CHECK_EQ(cfg.nr_nets, 3);
+	CHECK(!strcmp(cfg.nets[0].iface_id, "net0") &&
+	      !strcmp(cfg.nets[0].host_dev_name, "tap0"));
+	CHECK(!cfg.nets[0].mac_set && cfg.nets[0].queue_pairs == 1);
+	CHECK_EQ(cfg.nets[0].transport, DISK_TRANSPORT_PCI);
+	CHECK(!rl_config_active(&cfg.nets[0].rx_rl) &&
+	      !rl_config_active(&cfg.nets[0].tx_rl));
+	CHECK(!strcmp(cfg.nets[1].iface_id, "net1") &&
+	      !strcmp(cfg.nets[1].host_dev_name, "tap1"));
+	CHECK(!strcmp(cfg.nets[2].iface_id, "eth_2"));
+	/* IFNAMSIZ less the NUL: 15 bytes is the longest name. */
+	CHECK(!strcmp(cfg.nets[2].host_dev_name, "tap2_456789abcd"));
+	CHECK(cfg.nets[2].mac_set && !memcmp(cfg.nets[2].mac, given, 6));
+	CHECK_EQ(cfg.nets[2].queue_pairs, 31);
+	CHECK_EQ(cfg.nets[2].transport, DISK_TRANSPORT_MMIO);
+	config_net_mac(&cfg.nets[0], mac);
+	config_net_mac(&cfg.nets[0], again);
+	config_net_mac(&cfg.nets[1], other);
+	CHECK(mac[0] == 0x06 && mac[1] == 0x00);
+	CHECK(!memcmp(mac, again, 6) && memcmp(mac, other, 6));
+	config_net_mac(&cfg.nets[2], other);
+	CHECK(!memcmp(other, given, 6));
+	cli_free(&cfg);
+}
+
+/* At most CONFIG_MAX_NETS interfaces: the ninth is refused by count. */
+static void test_net_many(void)
+{
+	const char *args[2 + 2 * (CONFIG_MAX_NETS + 1) + 1] = { "--kernel",
+								 "k" };
+	static char taps[CONFIG_MAX_NETS + 1][8];
+	struct vm_config cfg;
+	char err[512];
+	unsigned int i;
+
+	for (i = 0; i <= CONFIG_MAX_NETS; i++) {
+		snprintf(taps[i], sizeof(taps[i]), "tap=t%u", i);
+		args[2 + 2 * i] = "--net";
+		args[3 + 2 * i] = taps[i];
+	}
+	args[2 + 2 * i] = NULL;
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), args), CLI_ERROR);
+	CHECK(strstr(err, "--net tap=t8: at most 8 network interfaces") !=
+	      NULL);
+	CHECK_EQ(cfg.nr_nets, CONFIG_MAX_NETS);
+	cli_free(&cfg);
+	args[2 + 2 * CONFIG_MAX_NETS] = NULL; /* eight: fine */
+	CHECK_EQ(parse_args(&cfg, err, sizeof(err), args), CLI_RUN);
+	CHECK_EQ(cfg.nr_nets, CONFIG_MAX_NETS);
+	cli_free(&cfg);
+}
 
 /* --vsock: the device's settings, pci unless transport=mmio. */
 static void test_vsock(void)
@@ -728,7 +846,8 @@ static void test_fc_config_file(void)
 		"\"drives\":[{\"drive_id\":\"rootfs\",\"path_on_host\":"
 		"\"/fc/root.ext4\",\"is_root_device\":true}],"
 		"\"machine-config\":{\"vcpu_count\":2,\"mem_size_mib\":64}}");
-	char *no_boot = write_config("{\"network-interfaces\":[]}");
+	char *no_boot = write_config("{\"network-interfaces\":[{\"iface_id\":"
+				     "\"eth0\",\"host_dev_name\":\"tap0\"}]}");
 	const char *jailer[] = { "--id", "vm-2", "--start-time-us", "1",
 				 "--config-file", with_boot, NULL };
 	const char *flint[] = { "--id", "vm-3", "--boot-timer", "--no-api",
@@ -775,6 +894,8 @@ static void test_cli_vm_config(void)
 		"--kernel", "k", "--cpus", "3", "--memory", "300M", "--disk",
 		"r.raw,serial=S,queues=2,queue-size=128,poll-us=0", "--disk",
 		"d.raw,readonly=on,cache=writeback,transport=mmio,engine=vhost",
+		"--net", "tap=tap0", "--net",
+		"tap=tap1,id=eth1,mac=06:00:ac:10:00:02,queues=2,transport=mmio",
 		NULL };
 	struct vm_config cfg, back;
 	char err[512], *json, *again, *path;
@@ -793,6 +914,14 @@ static void test_cli_vm_config(void)
 	CHECK_EQ(back.disks[0].cache, CONFIG_CACHE_NONE);
 	CHECK_EQ(back.disks[0].transport, DISK_TRANSPORT_PCI);
 	CHECK_EQ(back.disks[1].engine, CONFIG_ENGINE_VHOST);
+	CHECK(strstr(json, "\"network-interfaces\":[{\"iface_id\":\"net0\","
+		     "\"host_dev_name\":\"tap0\",\"queues\":1,"
+		     "\"transport\":\"pci\"},{\"iface_id\":\"eth1\","
+		     "\"host_dev_name\":\"tap1\",\"guest_mac\":"
+		     "\"06:00:ac:10:00:02\",\"queues\":2,"
+		     "\"transport\":\"mmio\"}]") != NULL);
+	CHECK(back.nr_nets == 2 && !back.nets[0].mac_set &&
+	      back.nets[1].mac_set && back.nets[1].queue_pairs == 2);
 	unlink(path);
 	free(path);
 	free(json);
@@ -871,6 +1000,8 @@ static void test_version(void)
 
 int main(void)
 {
+	test_net();
+	test_net_many();
 	test_vsock();
 	test_vsock_engine();
 	test_sizes();

@@ -24,7 +24,8 @@ static void cfg_init(struct vm_config *cfg)
 	cfg->memory_arg = strdup(CONFIG_FC_DEFAULT_MEMORY_ARG);
 }
 
-enum op { BOOT, MACHINE, MACHINE_PATCH, DRIVE, LOGGER, METRICS, VSOCK };
+enum op { BOOT, MACHINE, MACHINE_PATCH, DRIVE, LOGGER, METRICS, VSOCK,
+	  NET };
 
 static int apply(struct vm_config *cfg, enum op op, const char *id,
 		 const char *json, char *err, size_t errlen)
@@ -46,6 +47,8 @@ static int apply(struct vm_config *cfg, enum op op, const char *id,
 		return fc_put_metrics(cfg, json, len, err, errlen);
 	case VSOCK:
 		return fc_put_vsock(cfg, json, len, err, errlen);
+	case NET:
+		return fc_put_net(cfg, id, json, len, err, errlen);
 	}
 	return -1;
 }
@@ -280,7 +283,7 @@ static const struct bad_row bad_rows[] = {
 	{ MACHINE, NULL, "{\"vcpu_count\":1,\"mem_size_mib\":8}",
 	  "mem_size_mib is 8, must be 16 to" },
 	{ MACHINE, NULL,
-	  "{\"vcpu_count\":1,\"mem_size_mib\":99999999999999999999}",
+	  "{\"vcpu_count\":1,\"mem_size_mib\":20000000000002000000000000}",
 	  "mem_size_mib is about" },
 #if defined(__aarch64__)
 	{ MACHINE, NULL, "{\"vcpu_count\":2,\"mem_size_mib\":128,\"smt\":true}",
@@ -654,7 +657,7 @@ static const struct file_row file_rows[] = {
 	{ "{\"boot-source\":", "unexpected end of data" },
 	{ "{\"boot_source\":{}}", "unknown field \"boot_source\"" },
 	{ "{\"network-interfaces\":[{\"iface_id\":\"eth0\"}]}",
-	  "\"network-interfaces\": microvm has no such device" },
+	  "network-interfaces[0] \"eth0\": host_dev_name is required" },
 	{ "{\"vsock\":{\"guest_cid\":2,\"uds_path\":\"/v\"}}",
 	  "vsock: guest_cid is 2, must be 3 to 4294967294" },
 	{ "{\"vsock\":[]}", "vsock must be an object" },
@@ -805,6 +808,284 @@ static void test_vsock_engine(void)
 	config_free(&cfg);
 }
 
+#define NET0 "{\"iface_id\":\"eth0\",\"host_dev_name\":\"tap0\"}"
+#define RL1 "{\"bandwidth\":{\"size\":1000,\"refill_time\":100}}"
+
+/* PUT /network-interfaces/{id}: every refusal names the field and
+ * changes nothing. */
+static const struct bad_row net_rows[] = {
+	{ NET, "eth1", "{\"host_dev_name\":\"tap1\"}", "iface_id is required" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\"}",
+	  "host_dev_name is required" },
+	{ NET, "eth1", "{\"iface_id\":\"eth2\",\"host_dev_name\":\"tap1\"}",
+	  "iface_id \"eth2\" differs from the path's \"eth1\"" },
+	{ NET, "eth-1", "{\"iface_id\":\"eth-1\",\"host_dev_name\":\"t\"}",
+	  "the path's iface_id must be 1-64 letters" },
+	{ NET, "eth1", "{\"iface_id\":7,\"host_dev_name\":\"tap1\"}",
+	  "iface_id must be a string" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"\"}",
+	  "host_dev_name must not be empty" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":"
+	  "\"tap0123456789abc\"}",
+	  "host_dev_name \"tap0123456789abc\" must be an interface name: 1 to 15 bytes" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"a/b\"}",
+	  "host_dev_name \"a/b\" must be an interface name" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"a b\"}",
+	  "host_dev_name \"a b\" must be an interface name" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"guest_mac\":\"06:00:00:00:00\"}",
+	  "guest_mac \"06:00:00:00:00\" is not of the form AA:BB:CC:DD:EE:FF" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"guest_mac\":\"06:00:00:00:00:zz\"}", "is not of the form" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"guest_mac\":\"ff:ff:ff:ff:ff:ff\"}",
+	  "guest_mac \"ff:ff:ff:ff:ff:ff\" is a multicast or all-zero address" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"guest_mac\":6}", "guest_mac must be a string" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1}}}",
+	  "rx_rate_limiter.bandwidth.refill_time is required" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"tx_rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":1,"
+	  "\"burst\":1}}}", "unknown field \"tx_rate_limiter.ops.burst\"" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"tx_rate_limiter\":{\"iops\":{}}}",
+	  "unknown field \"tx_rate_limiter.iops\"" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"rx_rate_limiter\":[]}", "rx_rate_limiter must be an object" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"rx_rate_limiter\":{\"ops\":{\"size\":1,\"refill_time\":"
+	  "2000000000000}}}", "rx_rate_limiter: " },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"queues\":0}", "queues is 0, must be 1 to 31" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"queues\":32}", "queues is 32, must be 1 to 31" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"transport\":\"usb\"}", "transport" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"allow_mmds_requests\":true}",
+	  "unknown field \"allow_mmds_requests\"" },
+	/* Another interface has the tap, or the MAC. */
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap0\"}",
+	  "host_dev_name \"tap0\" is network interface \"eth0\"'s already" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"guest_mac\":\"06:00:AC:10:00:02\"}",
+	  "guest_mac: network interface \"eth0\" has this MAC already" },
+	{ NET, "eth1", "[]", "must be a JSON object" },
+	{ NET, "eth1", "", "no JSON body" },
+};
+
+static void test_net(void)
+{
+	struct vm_config cfg;
+	char err[256] = "", *before, *after;
+	uint8_t mac[6];
+	size_t i;
+
+	cfg_init(&cfg);
+	CHECK_EQ(apply(&cfg, NET, "eth0", "{\"iface_id\":\"eth0\","
+		       "\"host_dev_name\":\"tap0\",\"guest_mac\":"
+		       "\"06:00:AC:10:00:02\",\"rx_rate_limiter\":" RL1 ","
+		       "\"tx_rate_limiter\":{\"ops\":{\"size\":10,"
+		       "\"refill_time\":1000,\"one_time_burst\":5}}}", err,
+		       sizeof(err)), 0);
+	CHECK_EQ(cfg.nr_nets, 1);
+	CHECK(!strcmp(cfg.nets[0].iface_id, "eth0") &&
+	      !strcmp(cfg.nets[0].host_dev_name, "tap0"));
+	config_net_mac(&cfg.nets[0], mac);
+	CHECK(cfg.nets[0].mac_set && mac[0] == 0x06 && mac[2] == 0xac &&
+	      mac[5] == 0x02);
+	CHECK(cfg.nets[0].rx_rl.bandwidth.size == 1000 &&
+	      cfg.nets[0].rx_rl.bandwidth.refill_time_ms == 100);
+	CHECK(cfg.nets[0].tx_rl.ops.size == 10 &&
+	      cfg.nets[0].tx_rl.ops.one_time_burst == 5);
+	CHECK(!cfg.nets[0].tx_rl.bandwidth.size &&
+	      !cfg.nets[0].rx_rl.ops.size);
+	/* Firecracker's defaults: virtio-mmio, one queue pair. */
+	CHECK_EQ(cfg.nets[0].transport, DISK_TRANSPORT_MMIO);
+	CHECK_EQ(cfg.nets[0].queue_pairs, 1);
+	before = fc_vm_config_json(&cfg);
+	CHECK(before && strstr(before, "\"network-interfaces\":[{\"iface_id\":"
+			       "\"eth0\",\"host_dev_name\":\"tap0\","
+			       "\"guest_mac\":\"06:00:ac:10:00:02\","
+			       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1000,"
+			       "\"refill_time\":100}},\"tx_rate_limiter\":"
+			       "{\"ops\":{\"size\":10,\"refill_time\":1000,"
+			       "\"one_time_burst\":5}},\"queues\":1,"
+			       "\"transport\":\"mmio\"}]"));
+	for (i = 0; i < sizeof(net_rows) / sizeof(net_rows[0]); i++) {
+		const struct bad_row *r = &net_rows[i];
+
+		err[0] = '\0';
+		CHECK_EQ(apply(&cfg, r->op, r->id, r->json, err, sizeof(err)),
+			 -EINVAL);
+		if (!strstr(err, r->needle))
+			fprintf(stderr, "net row %zu (%s): '%s'\n", i, r->json,
+				err);
+		CHECK(strstr(err, r->needle) != NULL);
+		after = fc_vm_config_json(&cfg);
+		CHECK(after && !strcmp(before, after));
+		free(after);
+	}
+	free(before);
+	/* A second PUT of the same id replaces it: no guest_mac now, so the
+	 * MAC derived from the id; our keys. */
+	CHECK_EQ(apply(&cfg, NET, "eth0", "{\"iface_id\":\"eth0\","
+		       "\"host_dev_name\":\"tap9\",\"guest_mac\":null,"
+		       "\"rx_rate_limiter\":null,\"queues\":4,"
+		       "\"transport\":\"pci\"}", err, sizeof(err)), 0);
+	CHECK_EQ(cfg.nr_nets, 1);
+	CHECK(!strcmp(cfg.nets[0].host_dev_name, "tap9") &&
+	      !cfg.nets[0].mac_set);
+	CHECK(!rl_config_active(&cfg.nets[0].rx_rl) &&
+	      !rl_config_active(&cfg.nets[0].tx_rl));
+	CHECK(cfg.nets[0].queue_pairs == 4 &&
+	      cfg.nets[0].transport == DISK_TRANSPORT_PCI);
+	after = fc_vm_config_json(&cfg);
+	CHECK(after && !strstr(after, "guest_mac"));
+	free(after);
+	/* Up to CONFIG_MAX_NETS, then a 400 naming the count; an id there
+	 * already is still replaced. */
+	for (i = 1; i < CONFIG_MAX_NETS; i++) {
+		char id[16], body[128];
+
+		snprintf(id, sizeof(id), "eth%zu", i);
+		snprintf(body, sizeof(body), "{\"iface_id\":\"%s\","
+			 "\"host_dev_name\":\"tap%zu\"}", id, i);
+		CHECK_EQ(apply(&cfg, NET, id, body, err, sizeof(err)), 0);
+	}
+	CHECK_EQ(cfg.nr_nets, CONFIG_MAX_NETS);
+	CHECK_EQ(apply(&cfg, NET, "eth8", "{\"iface_id\":\"eth8\","
+		       "\"host_dev_name\":\"tap8\"}", err, sizeof(err)),
+		 -EINVAL);
+	CHECK(strstr(err, "at most 8 network interfaces") != NULL);
+	CHECK_EQ(apply(&cfg, NET, "eth7", "{\"iface_id\":\"eth7\","
+		       "\"host_dev_name\":\"tap77\"}", err, sizeof(err)), 0);
+	CHECK(!strcmp(cfg.nets[7].host_dev_name, "tap77"));
+	config_free(&cfg);
+	/* --enable-pci: pci by default. */
+	cfg_init(&cfg);
+	cfg.enable_pci = true;
+	CHECK_EQ(apply(&cfg, NET, "eth0", NET0, err, sizeof(err)), 0);
+	CHECK_EQ(cfg.nets[0].transport, DISK_TRANSPORT_PCI);
+	config_free(&cfg);
+}
+
+static int net_patch(struct vm_config *cfg, const char *id, const char *json,
+		     struct fc_net_patch *p, char *err, size_t errlen)
+{
+	return fc_parse_net_patch(cfg, id, json, strlen(json), p, err,
+				  errlen);
+}
+
+/* PATCH /network-interfaces/{id}: a bucket not named keeps its setting. */
+static void test_net_patch(void)
+{
+	static const struct { const char *id, *json, *needle; } bad[] = {
+		{ "eth9", "{\"iface_id\":\"eth9\"}",
+		  "no such network interface" },
+		{ "eth0", "{}", "iface_id is required" },
+		{ "eth0", "{\"iface_id\":\"eth1\"}",
+		  "iface_id \"eth1\" differs from the path's \"eth0\"" },
+		{ "eth0", "{\"iface_id\":\"eth0\",\"host_dev_name\":\"t\"}",
+		  "unknown field \"host_dev_name\"" },
+		{ "eth0", "{\"iface_id\":\"eth0\",\"rx_rate_limiter\":"
+		  "{\"ops\":{\"size\":1}}}",
+		  "rx_rate_limiter.ops.refill_time is required" },
+		{ "eth0", "{\"iface_id\":\"eth0\",\"tx_rate_limiter\":"
+		  "{\"ops\":{\"size\":1,\"refill_time\":2000000000000}}}",
+		  "refill" },
+		{ "bad-id", "{\"iface_id\":\"bad-id\"}", "the path's iface_id" },
+	};
+	struct fc_net_patch p;
+	struct vm_config cfg;
+	char err[256] = "";
+	size_t i;
+
+	cfg_init(&cfg);
+	CHECK_EQ(apply(&cfg, NET, "eth0", "{\"iface_id\":\"eth0\","
+		       "\"host_dev_name\":\"tap0\",\"rx_rate_limiter\":"
+		       "{\"bandwidth\":{\"size\":1000,\"refill_time\":100},"
+		       "\"ops\":{\"size\":5,\"refill_time\":10}}}", err,
+		       sizeof(err)), 0);
+	CHECK_EQ(net_patch(&cfg, "eth0", "{\"iface_id\":\"eth0\","
+			   "\"rx_rate_limiter\":{\"ops\":{\"size\":0,"
+			   "\"refill_time\":0}},\"tx_rate_limiter\":" RL1 "}",
+			   &p, err, sizeof(err)), 0);
+	CHECK(p.has_rx && p.has_tx);
+	CHECK(p.rx.bandwidth.size == 1000 && !p.rx.ops.size);
+	CHECK(p.tx.bandwidth.size == 1000 && p.tx.bandwidth.refill_time_ms ==
+	      100);
+	CHECK_EQ(net_patch(&cfg, "eth0", "{\"iface_id\":\"eth0\","
+			   "\"tx_rate_limiter\":null}", &p, err, sizeof(err)),
+		 0);
+	CHECK(!p.has_rx && !p.has_tx);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK_EQ(net_patch(&cfg, bad[i].id, bad[i].json, &p, err,
+				   sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].needle))
+			fprintf(stderr, "net patch %zu: '%s'\n", i, err);
+		CHECK(strstr(err, bad[i].needle) != NULL);
+		CHECK(!p.has_rx && !p.has_tx);
+	}
+	config_free(&cfg);
+}
+
+/* The config file's "network-interfaces", through GET /vm/config and
+ * back; its refusals name the element. */
+static void test_net_config_file(void)
+{
+	static const struct file_row rows[] = {
+		{ "{\"network-interfaces\":{}}",
+		  "network-interfaces: must be an array" },
+		{ "{\"network-interfaces\":[7]}",
+		  "network-interfaces[0]: network interface must be an object" },
+		{ "{\"network-interfaces\":[" NET0 ",{\"iface_id\":\"eth1\","
+		  "\"host_dev_name\":\"tap1\",\"guest_mac\":\"1:2:3:4:5:6\"}]}",
+		  "network-interfaces[1] \"eth1\": guest_mac \"1:2:3:4:5:6\" is not of the form" },
+		{ "{\"network-interfaces\":[" NET0 "," NET0 "]}", "" },
+	};
+	struct vm_config a, b;
+	char err[512] = "", *ja, *jb, *path;
+	size_t i;
+
+	cfg_init(&a);
+	CHECK_EQ(load_text(&a, "{\"network-interfaces\":[" NET0 ",{"
+			   "\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+			   "\"guest_mac\":\"02:00:00:00:00:01\","
+			   "\"tx_rate_limiter\":" RL1 ",\"queues\":2,"
+			   "\"transport\":\"pci\"}]}", err, sizeof(err)), 0);
+	if (*err)
+		fprintf(stderr, "net config file: %s\n", err);
+	CHECK(a.nr_nets == 2 && a.nets[1].mac_set &&
+	      a.nets[1].queue_pairs == 2);
+	CHECK(a.nets[1].tx_rl.bandwidth.size == 1000);
+	ja = fc_vm_config_json(&a);
+	path = write_tmp(ja);
+	cfg_init(&b);
+	CHECK_EQ(fc_load_config_file(&b, path, err, sizeof(err)), 0);
+	jb = fc_vm_config_json(&b);
+	CHECK(ja && jb && !strcmp(ja, jb));
+	unlink(path);
+	free(path);
+	free(jb);
+	config_free(&b);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		err[0] = '\0';
+		CHECK_EQ(load_text(&a, rows[i].text, err, sizeof(err)),
+			 i == 3 ? 0 : -EINVAL);
+		if (!strstr(err, rows[i].needle))
+			fprintf(stderr, "net file row %zu: '%s'\n", i, err);
+		CHECK(strstr(err, rows[i].needle) != NULL);
+		jb = fc_vm_config_json(&a);
+		CHECK(jb && !strcmp(ja, jb));
+		free(jb);
+	}
+	free(ja);
+	config_free(&a);
+}
+
 struct finalize_row {
 	const char *boot;   /* PUT /boot-source body, NULL: none */
 	const char *drives[3];
@@ -883,6 +1164,9 @@ int main(void)
 	test_logger_metrics();
 	test_vsock();
 	test_vsock_engine();
+	test_net();
+	test_net_patch();
+	test_net_config_file();
 	test_patch();
 	test_config_file();
 	test_config_file_bad();

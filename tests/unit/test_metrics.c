@@ -476,10 +476,60 @@ static void test_vsock(void)
 	metrics_free(mt);
 }
 
+/* "net" (sums) and "net_<iface_id>": Firecracker's names, deltas of the
+ * devices' totals; absent without an interface. */
+static void test_net(void)
+{
+	struct metrics_net nets[2] = {
+		{ .id = "eth0", .stats = { .rx_bytes = 1500, .rx_packets = 1,
+					   .tx_bytes = 100, .tx_packets = 2,
+					   .tx_errors = 1, .tx_drops = 2,
+					   .rx_throttled = 4 } },
+		{ .id = "eth1", .stats = { .rx_bytes = 500, .rx_drops = 3,
+					   .rx_errors = 1, .ctrl_ok = 2 } },
+	};
+	struct metrics_source src = { .nets = nets, .nr_nets = 2 };
+	struct metrics *mt = metrics_new(-1);
+	struct json_object *o, *v;
+
+	CHECK(mt != NULL);
+	o = emit_parse(mt, &src);
+	CHECK_EQ(jnum(o, "net.rx_bytes_count"), 2000);
+	CHECK_EQ(jnum(o, "net.rx_packets_count"), 1);
+	CHECK_EQ(jnum(o, "net.rx_fails"), 4);
+	CHECK_EQ(jnum(o, "net.tx_fails"), 3);
+	CHECK_EQ(jnum(o, "net.tx_malformed_frames"), 1);
+	CHECK_EQ(jnum(o, "net.tap_write_fails"), 2);
+	CHECK_EQ(jnum(o, "net.rx_rate_limiter_throttled"), 4);
+	CHECK_EQ(jnum(o, "net.ctrl_commands"), 2);
+	CHECK_EQ(jnum(o, "net_eth0.rx_bytes_count"), 1500);
+	CHECK_EQ(jnum(o, "net_eth0.tx_packets_count"), 2);
+	CHECK_EQ(jnum(o, "net_eth1.rx_dropped"), 3);
+	CHECK_EQ(jnum(o, "net_eth1.tx_rate_limiter_throttled"), 0);
+	json_object_put(o);
+	nets[1].stats.rx_bytes += 60;
+	nets[0].stats.tx_packets += 5;
+	o = emit_parse(mt, &src);
+	CHECK_EQ(jnum(o, "net.rx_bytes_count"), 60);
+	CHECK_EQ(jnum(o, "net_eth1.rx_bytes_count"), 60);
+	CHECK_EQ(jnum(o, "net_eth0.rx_bytes_count"), 0);
+	CHECK_EQ(jnum(o, "net_eth0.tx_packets_count"), 5);
+	CHECK_EQ(jnum(o, "net.rx_fails"), 0);
+	json_object_put(o);
+	src.nets = NULL;
+	src.nr_nets = 0;
+	o = emit_parse(mt, &src);
+	CHECK(!json_object_object_get_ex(o, "net", &v));
+	CHECK(!json_object_object_get_ex(o, "net_eth0", &v));
+	json_object_put(o);
+	metrics_free(mt);
+}
+
 int main(void)
 {
 	int ret;
 
+	test_net();
 	test_vsock();
 	test_fake_machine();
 	test_other_thread();

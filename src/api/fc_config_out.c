@@ -133,9 +133,12 @@ static struct json_object *net_object(const struct config_net *n)
 	}
 	add_rate_limiter(o, "rx_rate_limiter", &n->rx_rl);
 	add_rate_limiter(o, "tx_rate_limiter", &n->tx_rl);
-	fc_add_u64(o, "queues", n->queue_pairs);
+	if (n->queue_pairs)
+		fc_add_u64(o, "queues", n->queue_pairs);
 	fc_add_str(o, "transport",
 		   n->transport == DISK_TRANSPORT_PCI ? "pci" : "mmio");
+	if (n->vhost)
+		fc_add_str(o, "engine", "vhost");
 	return o;
 }
 

@@ -5,7 +5,8 @@
  * "network-interfaces") before boot, PATCH /network-interfaces/{iface_id}
  * with new rate limiters after it. Firecracker's fields (iface_id,
  * host_dev_name, guest_mac, rx_rate_limiter, tx_rate_limiter) plus our
- * queues and transport; an interface is checked whole, then inserted.
+ * queues, transport and engine ("user", the default, or "vhost"); an
+ * interface is checked whole, then inserted.
  */
 #include "api/fc_config.h"
 
@@ -15,6 +16,8 @@
 #include <string.h>
 
 #include "api/fc_config_priv.h"
+
+static const char *const net_engine_names[] = { "user", "vhost", NULL };
 
 /* The strings of an interface as views into the JSON. */
 struct net_views {
@@ -78,6 +81,11 @@ static int net_key(struct config_net *n, struct net_views *w,
 		n->transport = idx ? DISK_TRANSPORT_PCI : DISK_TRANSPORT_MMIO;
 		return ret;
 	}
+	if (!strcmp(key, "engine")) {
+		ret = fc_get_enum(c, key, v, net_engine_names, false, &idx);
+		n->vhost = idx == 1;
+		return ret;
+	}
 	return fc_unknown(c, key);
 }
 
@@ -89,7 +97,7 @@ static int net_parse(struct config_net *n, struct net_views *w,
 
 	memset(n, 0, sizeof(*n));
 	memset(w, 0, sizeof(*w));
-	n->queue_pairs = 1;
+	n->queue_pairs = 0; /* one per vCPU, as --net's */
 	n->transport = cfg->enable_pci ? DISK_TRANSPORT_PCI :
 					 DISK_TRANSPORT_MMIO;
 	if (fc_get_object(c, "network interface", o))
@@ -109,6 +117,9 @@ static int net_parse(struct config_net *n, struct net_views *w,
 			       w->iface_id, path_id);
 	if (!w->tap)
 		return fc_fail(c, "host_dev_name is required");
+	if (n->vhost && (rl_config_active(&n->rx_rl) ||
+			 rl_config_active(&n->tx_rl)))
+		return fc_fail(c, "engine \"vhost\" takes no rx_rate_limiter or tx_rate_limiter: the kernel moves the packets");
 	if (!config_valid_tap_name(w->tap))
 		return fc_fail(c, "host_dev_name \"%.64s\" must be an interface name: 1 to %u bytes, no '/', ':' or spaces",
 			       w->tap, CONFIG_NET_MAX_TAP_NAME);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * --net tap=NAME[,id=ID][,mac=MAC][,queues=N][,transport=pci|mmio]: one
+ * --net tap=NAME[,id=ID][,mac=MAC][,queues=N][,transport=pci|mmio]
+ * [,engine=user|vhost]: one
  * network interface of the command line into cfg->nets, checked whole
  * (each key, then the interface against the others) before it is added.
  * Every refusal is one message naming the argument and the bad value.
@@ -72,6 +73,14 @@ static int net_key(struct config_net *n, const char *arg, const char *key,
 		}
 		snprintf(err, errlen, "--net %s: queues '%s' must be 1 to %u",
 			 arg, val, CONFIG_MAX_NET_PAIRS);
+	} else if (!strcmp(key, "engine")) {
+		if (!strcmp(val, "user") || !strcmp(val, "vhost")) {
+			n->vhost = val[0] == 'v';
+			return 0;
+		}
+		snprintf(err, errlen,
+			 "--net %s: engine '%s' must be user (microvm's queue threads) or vhost (the kernel's vhost_net)",
+			 arg, val);
 	} else if (!strcmp(key, "transport")) {
 		if (!strcmp(val, "pci") || !strcmp(val, "mmio")) {
 			n->transport = val[0] == 'p' ? DISK_TRANSPORT_PCI :
@@ -136,7 +145,7 @@ static int net_check(const struct vm_config *cfg, struct config_net *n,
 int cli_net_option(const char *arg, struct vm_config *cfg, char *err,
 		   size_t errlen)
 {
-	struct config_net n = { .queue_pairs = 1 };
+	struct config_net n = { .queue_pairs = 0 }; /* one per vCPU */
 	char *copy, *tok, *eq, *save = NULL;
 	int ret = 0;
 

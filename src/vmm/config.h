@@ -123,9 +123,12 @@ struct config_net {
 	char *host_dev_name; /* the tap: config_valid_tap_name() */
 	uint8_t mac[6];      /* guest_mac, when mac_set */
 	bool mac_set;        /* else config_net_mac() derives one */
-	unsigned int queue_pairs; /* 1 .. CONFIG_MAX_NET_PAIRS */
+	unsigned int queue_pairs; /* 1 .. CONFIG_MAX_NET_PAIRS; 0 (--net's
+				   * default): one per vCPU, or one when
+				   * the tap has no multi_queue */
 	enum disk_transport transport;
 	struct rl_config rx_rl, tx_rl; /* all zero: no limit */
+	bool vhost;          /* engine=vhost: the kernel's vhost_net */
 };
 
 struct vm_config {

@@ -26,6 +26,7 @@ _Static_assert(CONFIG_MAX_NET_PAIRS <= NET_TAP_MAX_QUEUES,
 struct machine_net {
 	struct machine_vdev mv;
 	struct net_dev *dev;
+	unsigned int pairs;            /* queue pairs: the tap's queues */
 	int fds[CONFIG_MAX_NET_PAIRS]; /* the tap's queues until the
 					* device owns them (then -1) */
 	unsigned int nr_fds;
@@ -42,6 +43,39 @@ static void tap_error(const struct config_net *nc, int ret, const char *why,
 		 ret == -EBUSY || ret == -EINVAL ?
 		 " (is it a tap, with multi_queue for queues > 1, and not in use?)" :
 		 "");
+}
+
+/*
+ * The tap's queues: as many as the interface asks, or with none asked
+ * one per vCPU (as the disks' queues), and one when the tap exists
+ * without multi_queue (TUNSETIFF refuses IFF_MULTI_QUEUE there).
+ */
+static int open_tap(struct machine *m, const struct config_net *nc,
+		    struct machine_net *mn, char *why, size_t len)
+{
+	unsigned int want = m->cfg->cpus;
+	int ret;
+
+	if (nc->queue_pairs) {
+		mn->pairs = nc->queue_pairs;
+		return net_tap_open(nc->host_dev_name, mn->pairs, mn->fds,
+				    why, len);
+	}
+	if (want > CONFIG_MAX_NET_PAIRS)
+		want = CONFIG_MAX_NET_PAIRS;
+	if (!want)
+		want = 1;
+	mn->pairs = want;
+	ret = net_tap_open(nc->host_dev_name, want, mn->fds, why, len);
+	if (ret != -EINVAL || want == 1)
+		return ret;
+	mn->pairs = 1;
+	ret = net_tap_open(nc->host_dev_name, 1, mn->fds, why, len);
+	if (!ret)
+		log_info("network interface %s: tap %s has no multi_queue: "
+			 "one queue pair, not one per vCPU", nc->iface_id,
+			 nc->host_dev_name);
+	return ret;
 }
 
 int machine_open_nets(struct machine *m, char *err, size_t errlen)
@@ -64,13 +98,12 @@ int machine_open_nets(struct machine *m, char *err, size_t errlen)
 
 		for (k = 0; k < CONFIG_MAX_NET_PAIRS; k++)
 			mn->fds[k] = -1;
-		ret = net_tap_open(nc->host_dev_name, nc->queue_pairs,
-				   mn->fds, why, sizeof(why));
+		ret = open_tap(m, nc, mn, why, sizeof(why));
 		if (ret) {
 			tap_error(nc, ret, why, err, errlen);
 			return ret;
 		}
-		mn->nr_fds = nc->queue_pairs;
+		mn->nr_fds = mn->pairs;
 	}
 	return 0;
 }
@@ -82,10 +115,11 @@ static int attach_net(struct machine *m, unsigned int i, char *err,
 	const struct config_net *nc = &m->cfg->nets[i];
 	struct machine_net *mn = &m->nets[i];
 	struct net_config c = {
-		.queue_pairs = nc->queue_pairs,
+		.queue_pairs = mn->pairs,
 		.tap_fds = mn->fds,
 		.rx_rl = nc->rx_rl,
 		.tx_rl = nc->tx_rl,
+		.vhost = nc->vhost,
 	};
 	char name[16];
 	unsigned int k;
@@ -96,8 +130,9 @@ static int attach_net(struct machine *m, unsigned int i, char *err,
 	mn->mv.transport = nc->transport;
 	ret = net_dev_create(&mn->dev, &mn->mv.vdev, &c, &m->vm.mem, name);
 	if (ret) {
-		snprintf(err, errlen, "network interface %s (tap %s): %s",
-			 nc->iface_id, nc->host_dev_name, strerror(-ret));
+		snprintf(err, errlen, "network interface %s (tap %s%s): %s",
+			 nc->iface_id, nc->host_dev_name,
+			 nc->vhost ? ", engine vhost" : "", strerror(-ret));
 		return ret;
 	}
 	for (k = 0; k < mn->nr_fds; k++)
@@ -156,9 +191,10 @@ void machine_net_print_stats(struct machine *m, int fd)
 
 		if (!mn->dev)
 			continue;
-		dprintf(fd, "microvm: stats %s net: iface %s tap %s pairs %u\n",
-			mn->mv.vdev.name, nc->iface_id, nc->host_dev_name,
-			nc->queue_pairs);
+		dprintf(fd, "microvm: stats %s net: iface %s tap %s pairs %u "
+			"engine %s\n", mn->mv.vdev.name, nc->iface_id,
+			nc->host_dev_name, mn->pairs,
+			nc->vhost ? "vhost" : "user");
 		net_dev_print_stats(mn->dev, fd);
 	}
 }
@@ -192,6 +228,12 @@ int machine_patch_net(struct machine *m, unsigned int index,
 		return -ENODEV;
 	}
 	nc = &m->cfg->nets[index];
+	if (nc->vhost) {
+		snprintf(err, errlen,
+			 "network interface %s: engine vhost takes no rate limiter (the kernel moves the packets)",
+			 nc->iface_id);
+		return -ENOTSUP;
+	}
 	ret = net_dev_set_rate_limits(m->nets[index].dev, rx, tx);
 	if (ret) {
 		snprintf(err, errlen,

@@ -632,6 +632,8 @@ static const struct fc_bad_row fc_bad_rows[] = {
 	  "--net tap=t0,transport=usb: transport 'usb' must be pci or mmio" },
 	{ { "--kernel", "k", "--net", "tap=t0,vhost=on" },
 	  "--net tap=t0,vhost=on: unknown key 'vhost'" },
+	{ { "--kernel", "k", "--net", "tap=t0,engine=io_uring" },
+	  "--net tap=t0,engine=io_uring: engine 'io_uring' must be user (microvm's queue threads) or vhost (the kernel's vhost_net)" },
 	{ { "--kernel", "k", "--net", "tap=t0,t1" },
 	  "--net tap=t0,t1: 't1' is not key=value" },
 	{ { "--kernel", "k", "--net", "tap=t0,id=a", "--net", "tap=t1,id=a" },
@@ -647,14 +649,14 @@ static const struct fc_bad_row fc_bad_rows[] = {
 /*
  * --net: every key; the defaults (id: the first free netN; a MAC derived
  * from the id, locally administered and unicast, the same every time;
- * one queue pair; pci).
+ * queue pairs left to the machine, one per vCPU; pci; engine user).
  */
 static void test_net(void)
 {
 	static const char *const args[] = { "--kernel", "k",
 		"--net", "id=net0,tap=tap0", "--net", "tap=tap1",
 		"--net", "tap=tap2_456789abcd,id=eth_2,mac=AA:bb:cc:DD:ee:f0,queues=31,"
-			 "transport=mmio", NULL };
+			 "transport=mmio,engine=vhost", NULL };
 	static const uint8_t given[6] = { 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xf0 };
 	uint8_t mac[6], again[6], other[6];
 	struct vm_config cfg;
@@ -666,7 +668,8 @@ static void test_net(void)
 	CHECK_EQ(cfg.nr_nets, 3);
 	CHECK(!strcmp(cfg.nets[0].iface_id, "net0") &&
 	      !strcmp(cfg.nets[0].host_dev_name, "tap0"));
-	CHECK(!cfg.nets[0].mac_set && cfg.nets[0].queue_pairs == 1);
+	CHECK(!cfg.nets[0].mac_set && cfg.nets[0].queue_pairs == 0);
+	CHECK(!cfg.nets[0].vhost);
 	CHECK_EQ(cfg.nets[0].transport, DISK_TRANSPORT_PCI);
 	CHECK(!rl_config_active(&cfg.nets[0].rx_rl) &&
 	      !rl_config_active(&cfg.nets[0].tx_rl));
@@ -677,6 +680,7 @@ static void test_net(void)
 	CHECK(!strcmp(cfg.nets[2].host_dev_name, "tap2_456789abcd"));
 	CHECK(cfg.nets[2].mac_set && !memcmp(cfg.nets[2].mac, given, 6));
 	CHECK_EQ(cfg.nets[2].queue_pairs, 31);
+	CHECK(cfg.nets[2].vhost);
 	CHECK_EQ(cfg.nets[2].transport, DISK_TRANSPORT_MMIO);
 	config_net_mac(&cfg.nets[0], mac);
 	config_net_mac(&cfg.nets[0], again);
@@ -895,8 +899,8 @@ static void test_cli_vm_config(void)
 		"r.raw,serial=S,queues=2,queue-size=128,poll-us=0", "--disk",
 		"d.raw,readonly=on,cache=writeback,transport=mmio,engine=vhost",
 		"--net", "tap=tap0", "--net",
-		"tap=tap1,id=eth1,mac=06:00:ac:10:00:02,queues=2,transport=mmio",
-		NULL };
+		"tap=tap1,id=eth1,mac=06:00:ac:10:00:02,queues=2,transport=mmio,"
+		"engine=vhost", NULL };
 	struct vm_config cfg, back;
 	char err[512], *json, *again, *path;
 
@@ -915,13 +919,15 @@ static void test_cli_vm_config(void)
 	CHECK_EQ(back.disks[0].transport, DISK_TRANSPORT_PCI);
 	CHECK_EQ(back.disks[1].engine, CONFIG_ENGINE_VHOST);
 	CHECK(strstr(json, "\"network-interfaces\":[{\"iface_id\":\"net0\","
-		     "\"host_dev_name\":\"tap0\",\"queues\":1,"
+		     "\"host_dev_name\":\"tap0\","
 		     "\"transport\":\"pci\"},{\"iface_id\":\"eth1\","
 		     "\"host_dev_name\":\"tap1\",\"guest_mac\":"
 		     "\"06:00:ac:10:00:02\",\"queues\":2,"
-		     "\"transport\":\"mmio\"}]") != NULL);
+		     "\"transport\":\"mmio\",\"engine\":\"vhost\"}]") != NULL);
 	CHECK(back.nr_nets == 2 && !back.nets[0].mac_set &&
 	      back.nets[1].mac_set && back.nets[1].queue_pairs == 2);
+	CHECK(!back.nets[0].vhost && back.nets[1].vhost &&
+	      !back.nets[0].queue_pairs);
 	unlink(path);
 	free(path);
 	free(json);

@@ -863,6 +863,11 @@ static const struct bad_row net_rows[] = {
 	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
 	  "\"transport\":\"usb\"}", "transport" },
 	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"engine\":\"io_uring\"}", "engine" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
+	  "\"engine\":\"vhost\",\"tx_rate_limiter\":" RL1 "}",
+	  "engine \"vhost\" takes no rx_rate_limiter or tx_rate_limiter" },
+	{ NET, "eth1", "{\"iface_id\":\"eth1\",\"host_dev_name\":\"tap1\","
 	  "\"allow_mmds_requests\":true}",
 	  "unknown field \"allow_mmds_requests\"" },
 	/* Another interface has the tap, or the MAC. */
@@ -901,9 +906,11 @@ static void test_net(void)
 	      cfg.nets[0].tx_rl.ops.one_time_burst == 5);
 	CHECK(!cfg.nets[0].tx_rl.bandwidth.size &&
 	      !cfg.nets[0].rx_rl.ops.size);
-	/* Firecracker's defaults: virtio-mmio, one queue pair. */
+	/* Firecracker's virtio-mmio; queue pairs left to the machine (one
+	 * per vCPU, one on a tap without multi_queue); our user engine. */
 	CHECK_EQ(cfg.nets[0].transport, DISK_TRANSPORT_MMIO);
-	CHECK_EQ(cfg.nets[0].queue_pairs, 1);
+	CHECK_EQ(cfg.nets[0].queue_pairs, 0);
+	CHECK(!cfg.nets[0].vhost);
 	before = fc_vm_config_json(&cfg);
 	CHECK(before && strstr(before, "\"network-interfaces\":[{\"iface_id\":"
 			       "\"eth0\",\"host_dev_name\":\"tap0\","
@@ -911,7 +918,7 @@ static void test_net(void)
 			       "\"rx_rate_limiter\":{\"bandwidth\":{\"size\":1000,"
 			       "\"refill_time\":100}},\"tx_rate_limiter\":"
 			       "{\"ops\":{\"size\":10,\"refill_time\":1000,"
-			       "\"one_time_burst\":5}},\"queues\":1,"
+			       "\"one_time_burst\":5}},"
 			       "\"transport\":\"mmio\"}]"));
 	for (i = 0; i < sizeof(net_rows) / sizeof(net_rows[0]); i++) {
 		const struct bad_row *r = &net_rows[i];
@@ -933,7 +940,8 @@ static void test_net(void)
 	CHECK_EQ(apply(&cfg, NET, "eth0", "{\"iface_id\":\"eth0\","
 		       "\"host_dev_name\":\"tap9\",\"guest_mac\":null,"
 		       "\"rx_rate_limiter\":null,\"queues\":4,"
-		       "\"transport\":\"pci\"}", err, sizeof(err)), 0);
+		       "\"transport\":\"pci\",\"engine\":\"vhost\"}", err,
+		       sizeof(err)), 0);
 	CHECK_EQ(cfg.nr_nets, 1);
 	CHECK(!strcmp(cfg.nets[0].host_dev_name, "tap9") &&
 	      !cfg.nets[0].mac_set);
@@ -941,8 +949,11 @@ static void test_net(void)
 	      !rl_config_active(&cfg.nets[0].tx_rl));
 	CHECK(cfg.nets[0].queue_pairs == 4 &&
 	      cfg.nets[0].transport == DISK_TRANSPORT_PCI);
+	CHECK(cfg.nets[0].vhost);
 	after = fc_vm_config_json(&cfg);
 	CHECK(after && !strstr(after, "guest_mac"));
+	CHECK(strstr(after, "\"queues\":4,\"transport\":\"pci\","
+			    "\"engine\":\"vhost\"}") != NULL);
 	free(after);
 	/* Up to CONFIG_MAX_NETS, then a 400 naming the count; an id there
 	 * already is still replaced. */

@@ -477,33 +477,22 @@ void net_dev_get_stats(struct net_dev *n, struct net_dev_stats *o)
 }
 
 /*
- * engine=vhost: the kernel keeps no counters the VMM can read; each
- * ring's used index says how many buffers it filled (rx) or sent (tx),
- * modulo 2^16.
+ * engine=vhost: the kernel keeps no counters the VMM can read; the rings'
+ * used indices say how many buffers each filled (rx) or sent (tx).
  */
 static void net_print_vhost_stats(struct net_dev *n, int fd)
 {
 	struct virtio_dev *vdev = n->vdev;
-	unsigned int i, r;
+	unsigned int i;
 
 	for (i = 0; i < n->pairs; i++) {
-		unsigned int used[NET_VHOST_RINGS] = { 0, 0 };
+		const struct net_vhost *nv = &n->pair[i].vh;
 
-		for (r = 0; r < NET_VHOST_RINGS; r++) {
-			uint64_t u = __atomic_load_n(&vdev->queues[2 * i + r].used,
-						     __ATOMIC_RELAXED);
-			uint8_t raw[2] = { 0, 0 };
-
-			if (u)
-				guest_mem_read(vdev->gm, u + 2, raw,
-					       sizeof(raw));
-			used[r] = (unsigned int)le_get(raw, 2);
-		}
 		dprintf(fd,
 			"microvm: stats %s net: pair %u engine vhost rx-used "
-			"%u tx-used %u starts %" PRIu64 "\n",
-			vdev->name, i, used[0], used[1],
-			n->pair[i].vh.dev.starts);
+			"%" PRIu64 " tx-used %" PRIu64 " starts %" PRIu64 "\n",
+			vdev->name, i, net_vhost_used(nv, vdev, i, 0),
+			net_vhost_used(nv, vdev, i, 1), nv->dev.starts);
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/le.h"
 #include "util/log.h"
 
 #define NET_VHOST_FIX_LOAD                                               \
@@ -97,6 +98,32 @@ uint64_t net_vhost_features(const struct net_vhost *nv, uint64_t offered)
 	return offered & ~(NET_VHOST_RING_FEATURES & ~nv->dev.features);
 }
 
+/* The used index of queue @qi as the kernel last wrote it (0 when the
+ * queue has no ring). */
+static uint16_t net_vh_used_idx(const struct virtio_dev *vdev,
+				unsigned int qi)
+{
+	uint64_t used = __atomic_load_n(&vdev->queues[qi].used,
+					__ATOMIC_RELAXED);
+	uint8_t raw[2] = { 0, 0 };
+
+	if (used)
+		guest_mem_read(vdev->gm, used + 2, raw, sizeof(raw));
+	return (uint16_t)le_get(raw, 2);
+}
+
+uint64_t net_vhost_used(const struct net_vhost *nv,
+			const struct virtio_dev *vdev, unsigned int pair,
+			unsigned int ring)
+{
+	uint64_t n = nv->used_total[ring];
+
+	if (nv->dev.serving)
+		n += (uint16_t)(net_vh_used_idx(vdev, 2 * pair + ring) -
+				nv->used_at_start[ring]);
+	return n;
+}
+
 /* Queues [first, first + n) of @vdev: interrupts direct (@on) or back
  * to notify(). */
 static void net_vh_direct_irq(struct virtio_dev *vdev, unsigned int first,
@@ -139,6 +166,8 @@ int net_vhost_start(struct net_vhost *nv, struct virtio_dev *vdev,
 			.kick_fd = q->kick_fd,
 		};
 	}
+	for (i = 0; i < NET_VHOST_RINGS; i++)
+		nv->used_at_start[i] = net_vh_used_idx(vdev, first + i);
 	/* Each ring's call fd before the kernel may signal it. */
 	net_vh_direct_irq(vdev, first, NET_VHOST_RINGS, true);
 	nv->nr_irq = NET_VHOST_RINGS;
@@ -163,6 +192,10 @@ void net_vhost_stop(struct net_vhost *nv, struct virtio_dev *vdev,
 	for (i = 0; i < NET_VHOST_RINGS; i++)
 		rings[i].base = vdev->queues[first + i].vq.last_avail_idx;
 	vhost_stop(&nv->dev, rings, NET_VHOST_RINGS);
+	/* Nothing is pushed any more: what this stretch used. */
+	for (i = 0; i < NET_VHOST_RINGS; i++)
+		nv->used_total[i] += (uint16_t)(net_vh_used_idx(vdev, first + i) -
+						nv->used_at_start[i]);
 	/* What the kernel signalled meanwhile is delivered. */
 	net_vh_direct_irq(vdev, first, nv->nr_irq, false);
 	nv->nr_irq = 0;

@@ -35,6 +35,11 @@ struct net_vhost {
 	struct vhost_dev dev;
 	int tap_fd;          /* the pair's tap queue; not owned */
 	unsigned int nr_irq; /* queues handed to tops->direct_irq */
+	/* Buffers each ring used (rx: filled, tx: sent) while served,
+	 * over every start: the kernel counts nothing the VMM can read.
+	 * Read under the device's lock (start and stop hold it). */
+	uint16_t used_at_start[NET_VHOST_RINGS];
+	uint64_t used_total[NET_VHOST_RINGS];
 };
 
 /**
@@ -77,6 +82,15 @@ int net_vhost_start(struct net_vhost *nv, struct virtio_dev *vdev,
  */
 void net_vhost_stop(struct net_vhost *nv, struct virtio_dev *vdev,
 		    unsigned int pair);
+
+/**
+ * net_vhost_used() - buffers ring @ring (0: rx, 1: tx) of @pair used
+ * while vhost_net served it, over every start (each stretch counted
+ * modulo 2^16: the used index's width). Context: any thread.
+ */
+uint64_t net_vhost_used(const struct net_vhost *nv,
+			const struct virtio_dev *vdev, unsigned int pair,
+			unsigned int ring);
 
 /** net_vhost_close() - stop if serving, then close the device. */
 void net_vhost_close(struct net_vhost *nv);

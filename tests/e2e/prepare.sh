@@ -31,8 +31,12 @@ KVM_MODULES="kvm-amd"
 NULLBLK_MODULES="null_blk"
 # L1 only, loaded by blk-ctl.sh: images on loop and device-mapper devices.
 FAULT_MODULES="loop dm-flakey"
+# e2e.net.*: the guest's virtio-net driver (L2) and, in L1, the tap
+# device microvm opens and the kernel's vhost-net.
+NET_L2_MODULES="virtio_net"
+NET_L1_MODULES="tun vhost_net"
 # Each helper is guest/NAME.c plus any guest/NAME_*.c.
-HELPERS="kvm-smoke outb ttydrain evilblk blkcrash vsockpeer"
+HELPERS="kvm-smoke outb ttydrain evilblk blkcrash vsockpeer netpeer"
 
 die()
 {
@@ -244,6 +248,8 @@ build_l2()
 	install_modules "$root" virtio.order $VIRTIO_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" pvpanic.order $PVPANIC_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" net.order $NET_L2_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run"
 	install -m 755 "$GUEST_DIR/l2-init.sh" "$root/init"
@@ -252,6 +258,7 @@ build_l2()
 		"$root/e2e/scenarios-disk.sh"
 	install -m 755 "$OUT/bin/outb" "$root/bin/outb"
 	install -m 755 "$OUT/bin/evilblk" "$root/bin/evilblk"
+	install -m 755 "$OUT/bin/netpeer" "$root/bin/netpeer"
 	make_cpio "$root" "$OUT/l2-initrd.cpio.gz"
 	rm -rf "$root"
 	echo "$stamp" >"$OUT/l2.stamp"
@@ -274,6 +281,8 @@ build_l1()
 	install_modules "$root" nullblk.order $NULLBLK_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" fault.order $FAULT_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" net.order $NET_L1_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run" "$root/$OUT/bin"
 	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"

@@ -122,3 +122,5 @@ include(${E2E_DIR}/firmware.cmake)
 # virtio-vsock's hybrid host side on the project's kernel (after
 # firmware.cmake: its kernel).
 include(${E2E_DIR}/vsock.cmake)
+# The virtio-net device (e2e.net.*).
+include(${E2E_DIR}/net.cmake)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Scenarios of the L2 test guest, sourced by /init. Parameters come from
 # the kernel command line as microvm.KEY=VALUE (no spaces in values):
-#   microvm.test=boot|demo|shell|evil|api  which scenario to run (evil: no
+#   microvm.test=boot|demo|shell|evil|api|net  which scenario to run (evil: no
 #                         virtio driver; evilblk drives the disks itself)
 #   microvm.huge=N        evil: aliased huge requests in flight (default 4)
 #   microvm.cpus=N        boot, api: expect N online CPUs
@@ -356,6 +356,64 @@ scenario_api()
 	done
 }
 
+# e2e.net.*: eth0 (microvm --net) at 10.0.2.2/24, the host's tap at
+# 10.0.2.1. One receiver per CPU (ports 5001 + CPU, pinned: its ACKs
+# leave on that CPU's transmit queue, and the tap sends the flow back on
+# the same queue), ping to the host, then one sender per CPU to the
+# host's receivers (ports 6001 + CPU, pinned: each transmit queue carries
+# a flow). microvm.netbytes=N bytes each way per CPU (default 4 MiB).
+# netpeer (guest/netpeer.c) checks every byte and prints NETPEER: lines.
+scenario_net()
+{
+	local m c bytes cpus pids i
+	# net.order lists virtio_net's dependencies too: some are in.
+	for m in $(cat /lib/modules/net.order); do
+		[ -d "/sys/module/$m" ] ||
+			insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
+	done
+	bytes=$(e2e_param netbytes || echo 4194304)
+	cpus=$(nproc)
+	ip link set lo up
+	if ip addr add 10.0.2.2/24 dev eth0 && ip link set eth0 up; then
+		e2e_ok "eth0 up: mac $(cat /sys/class/net/eth0/address)," \
+			"$(ls -d /sys/class/net/eth0/queues/rx-* | wc -l) rx" \
+			"and $(ls -d /sys/class/net/eth0/queues/tx-* | wc -l) tx queues"
+	else
+		e2e_fail "eth0: cannot configure (interfaces: $(ls /sys/class/net))"
+	fi
+	echo "E2E-NET-MAC: $(cat /sys/class/net/eth0/address 2>/dev/null)"
+	pids=
+	for c in $(seq 0 $((cpus - 1))); do
+		netpeer recv $((5001 + c)) "$bytes" $((11 + c)) "$c" &
+		pids="$pids $!"
+	done
+	# The host brings its side of the link up once microvm has the tap.
+	i=0
+	while ! ping -c 1 -W 2 10.0.2.1 >/dev/null 2>&1 && [ $i -lt 60 ]; do
+		i=$((i + 1))
+	done
+	if ping -c 3 -W 5 10.0.2.1 >/tmp/ping 2>&1; then
+		e2e_ok "ping 10.0.2.1: $(grep 'packets transmitted' /tmp/ping)"
+	else
+		e2e_fail "ping 10.0.2.1: $(tail -n 2 /tmp/ping | tr '\n' ' ')"
+	fi
+	for m in $pids; do
+		wait "$m" || e2e_fail "a receiver failed (its NETPEER: line)"
+	done
+	pids=
+	for c in $(seq 0 $((cpus - 1))); do
+		netpeer send 10.0.2.1 $((6001 + c)) "$bytes" $((21 + c)) "$c" &
+		pids="$pids $!"
+	done
+	for m in $pids; do
+		wait "$m" || e2e_fail "a sender failed (its NETPEER: line)"
+	done
+	e2e_dmesg_reject 'BUG:|Oops|Call Trace|virtio_net.*(error|fail)' \
+		"kernel or virtio_net errors"
+	e2e_check_dmesg
+	e2e_report
+}
+
 scenario_shell()
 {
 	echo "Guest shell; 'exit' powers the guest off."
@@ -366,7 +424,7 @@ e2e_main()
 {
 	test=$(e2e_param test) || test=boot
 	case "$test" in
-	boot | demo | shell | disk | evil | api) "scenario_$test" ;;
+	boot | demo | shell | disk | evil | api | net) "scenario_$test" ;;
 	*) e2e_fail "unknown scenario '$test'" ;;
 	esac
 	e2e_end "$(e2e_param end || echo poweroff)"

@@ -1,0 +1,154 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The host side of e2e.net.*, where microvm runs (inside L1 in nested
+# mode). POSIX sh. Loads tun and vhost_net, then runs the rest in a new
+# network namespace (unshare -n, with a mount namespace for its own
+# sysfs): the tap and every address live there only. For each RUN (NAME:OPTS), in sequence: one receiver per guest
+# CPU (netpeer recv, ports 6001 + CPU), microvm with the test kernel and
+# initramfs (microvm.test=net), CPUS vCPUs, --stats and
+# --net tap=mvtap0,mac=MAC,OPTS (microvm creates the multi-queue tap,
+# one queue pair per vCPU unless OPTS says otherwise); once the tap
+# exists it gets 10.0.2.1/24; then ping to the guest (10.0.2.2) and one
+# sender per guest CPU (ports 5001 + CPU). OPTS "config-file,rate=R"
+# boots from a Firecracker config file instead, no --net: its interface
+# has rx and tx bandwidth limiters of R bytes/s (a bucket of R/10 bytes
+# refilled every 100 ms). "bytes=N" in OPTS: N bytes per flow in this
+# run instead of BYTES.
+# Prints per run "NET-L1: NAME: ..." lines, the guest console between
+# "NET-CONSOLE-BEGIN: NAME" and "NET-CONSOLE-END: NAME", microvm's
+# stderr between "NET-STDERR-BEGIN: NAME" and "NET-STDERR-END: NAME",
+# and "NET-RUN: NAME status S in T s"; exits 0 when every microvm and
+# every host-side step succeeded.
+#
+# Usage: net-l1.sh MICROVM KERNEL INITRD CPUS BYTES MAC NAME:OPTS...
+set -u
+[ $# -ge 7 ] ||
+	{ echo "usage: $0 MICROVM KERNEL INITRD CPUS BYTES MAC NAME:OPTS..." >&2
+	  exit 2; }
+if [ -z "${NET_L1_NETNS:-}" ]; then
+	# Nested L1: the modules prepare.sh put in its initramfs; direct:
+	# the host's own.
+	if [ -f /lib/modules/net.order ]; then
+		for m in $(cat /lib/modules/net.order); do
+			[ -d "/sys/module/$m" ] ||
+				insmod "/lib/modules/$m.ko" ||
+				echo "NET-L1: FAIL: insmod $m.ko"
+		done
+	else
+		modprobe tun && modprobe vhost_net ||
+			echo "NET-L1: FAIL: modprobe tun vhost_net"
+	fi
+	# A mount namespace too: sysfs mounted there shows this network
+	# namespace's interfaces.
+	NET_L1_NETNS=1 exec unshare -n -m /bin/sh "$0" "$@"
+	echo "NET-L1: FAIL: unshare -n -m: no network namespace"
+	exit 1
+fi
+mount -t sysfs sysfs /sys || echo "NET-L1: FAIL: sysfs in the namespace"
+microvm=$1 kernel=$2 initrd=$3 cpus=$4 all_bytes=$5 mac=$6
+shift 6
+tmp=${TMPDIR:-/tmp}
+tap=mvtap0
+result=0
+ip link set lo up
+
+# run_one NAME OPTS: one microvm run, its checks' lines printed.
+run_one()
+{
+	name=$1 opts=$2
+	bytes=$(echo "$opts" | sed -n 's/.*bytes=\([0-9]*\).*/\1/p')
+	bytes=${bytes:-$all_bytes}
+	opts=$(echo "$opts" | sed 's/,*bytes=[0-9]*//')
+	say() { echo "NET-L1: $name: $*"; }
+	bad() { echo "NET-L1: $name: FAIL: $*"; result=1; }
+	cmdline="console=ttyS0 reboot=k panic=1 quiet microvm.test=net microvm.netbytes=$bytes"
+	rm -f "$tmp"/recv-*.log "$tmp"/send-*.log
+	pids=
+	c=0
+	while [ $c -lt "$cpus" ]; do
+		netpeer recv $((6001 + c)) "$bytes" $((21 + c)) \
+			>"$tmp/recv-$c.log" 2>&1 &
+		pids="$pids $!"
+		c=$((c + 1))
+	done
+	start=$(date +%s)
+	case "$opts" in
+	*config-file*)
+		rate=$(echo "$opts" | sed -n 's/.*rate=\([0-9]*\).*/\1/p')
+		rl="{\"bandwidth\": {\"size\": $((${rate:-0} / 10)), \"refill_time\": 100}}"
+		cat >"$tmp/vm.json" <<JSON
+{
+  "boot-source": { "kernel_image_path": "$kernel", "initrd_path": "$initrd",
+                   "boot_args": "$cmdline" },
+  "machine-config": { "vcpu_count": $cpus, "mem_size_mib": 256 },
+  "network-interfaces": [ { "iface_id": "eth0", "host_dev_name": "$tap",
+                            "guest_mac": "$mac",
+                            "rx_rate_limiter": $rl, "tx_rate_limiter": $rl } ]
+}
+JSON
+		"$microvm" --config-file "$tmp/vm.json" --no-api --stats \
+			--timeout 400 --console "$tmp/console" </dev/null \
+			2>"$tmp/stderr" &
+		;;
+	*)
+		"$microvm" --kernel "$kernel" --initrd "$initrd" --cpus "$cpus" \
+			--memory 256M --timeout 400 --stats \
+			--console "$tmp/console" --cmdline "$cmdline" \
+			--net "tap=$tap,mac=$mac${opts:+,$opts}" </dev/null \
+			2>"$tmp/stderr" &
+		;;
+	esac
+	vm=$!
+	i=0
+	while [ ! -e "/sys/class/net/$tap" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -e "/sys/class/net/$tap" ]; then
+		say "tap $tap after $i tenths:" \
+			"$(ls -d /sys/class/net/$tap/queues/tx-* | wc -l) queues"
+		ip addr add 10.0.2.1/24 dev "$tap" &&
+			ip link set "$tap" up || bad "cannot configure $tap"
+		i=0
+		while ! ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 &&
+		      [ $i -lt 60 ]; do
+			i=$((i + 1))
+		done
+		if ping -c 3 -W 5 10.0.2.2 >"$tmp/ping" 2>&1; then
+			say "ping 10.0.2.2: $(grep 'packets transmitted' "$tmp/ping")"
+		else
+			bad "ping 10.0.2.2: $(tail -n 2 "$tmp/ping" | tr '\n' ' ')"
+		fi
+		c=0
+		while [ $c -lt "$cpus" ]; do
+			netpeer send 10.0.2.2 $((5001 + c)) "$bytes" \
+				$((11 + c)) >"$tmp/send-$c.log" 2>&1 &
+			pids="$pids $!"
+			c=$((c + 1))
+		done
+	else
+		bad "no $tap after 30 s (microvm did not open it)"
+	fi
+	wait $vm
+	st=$?
+	# A microvm that failed leaves peers waiting for nobody.
+	[ "$st" = 0 ] || kill $pids 2>/dev/null
+	for p in $pids; do
+		wait "$p" || result=1
+	done
+	cat "$tmp"/recv-*.log "$tmp"/send-*.log 2>/dev/null |
+		sed "s/^/NET-L1: $name: /"
+	echo "NET-CONSOLE-BEGIN: $name"
+	tr -d '\r' <"$tmp/console"
+	echo "NET-CONSOLE-END: $name"
+	echo "NET-STDERR-BEGIN: $name"
+	cat "$tmp/stderr"
+	echo "NET-STDERR-END: $name"
+	echo "NET-RUN: $name status $st in $(($(date +%s) - start)) s"
+	[ "$st" = 0 ] || result=1
+}
+
+for run in "$@"; do
+	run_one "${run%%:*}" "${run#*:}"
+done
+exit $result

@@ -9,7 +9,7 @@
 #   OUTDIR/l1-base.cpio.gz     nested mode's L1: busybox, KVM modules, /init,
 #                              and OUTDIR's files at their absolute paths
 #   OUTDIR/bin/                static helpers (kvm-smoke, outb, ttydrain,
-#                              evilblk, blkcrash, vsockpeer)
+#                              evilblk, blkcrash, vsockpeer, netpeer)
 # Installs nothing: the host packages come from .ci/run or the README; the
 # kernel is fetched with `apt-get download` and unpacked with `dpkg -x`.
 # MICROVM_E2E_KERNEL_DEB=FILE uses a local kernel .deb instead (offline).

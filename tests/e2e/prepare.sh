@@ -35,6 +35,8 @@ FAULT_MODULES="loop dm-flakey"
 # device microvm opens and the kernel's vhost-net.
 NET_L2_MODULES="virtio_net"
 NET_L1_MODULES="tun vhost_net"
+# e2e.vsock.*'s engine=vhost run: the kernel's vhost_vsock in L1.
+VSOCK_L1_MODULES="vhost_vsock"
 # Each helper is guest/NAME.c plus any guest/NAME_*.c.
 HELPERS="kvm-smoke outb ttydrain evilblk blkcrash vsockpeer netpeer"
 
@@ -283,6 +285,8 @@ build_l1()
 	install_modules "$root" fault.order $FAULT_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" net.order $NET_L1_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" vsock.order $VSOCK_L1_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run" "$root/$OUT/bin"
 	install -m 755 "$GUEST_DIR/l1-init.sh" "$root/init"

@@ -17,9 +17,13 @@
 # Prints "VSOCK-STALL-RSS: T accepted N wmem W rss-before A rss-after B"
 # (kB) and "VSOCK-RUN: T status S in T s" after each run; exits 0 when
 # every microvm exited 0 and every host check passed, else 1.
+# A TRANSPORT of T-vhost is transport T with engine=vhost: the kernel's
+# vhost_vsock (loaded here), the host side AF_VSOCK to the guest's CID
+# ("cid:3" for vsockpeer's host commands) and an AF_VSOCK echo listener
+# on port 1025 for the guest's connection.
 #
 # Usage: vsock-l1.sh MICROVM KERNEL ROOT VSOCKPEER TRANSPORT...
-#   ROOT: the root image; an '@' in it stands for the transport
+#   ROOT: the root image; an '@' in it stands for the TRANSPORT
 set -u
 [ $# -ge 5 ] ||
 	{ echo "usage: $0 MICROVM KERNEL ROOT VSOCKPEER TRANSPORT..." >&2; exit 2; }
@@ -63,12 +67,27 @@ host_checks()
 for t in "$@"; do
 	uds=$tmp/vsock-$t.sock
 	rm -f "$uds" "${uds}_1025"
-	"$peer" hlisten "${uds}_1025" >"$tmp/vsock-hlisten.log" 2>&1 &
+	case "$t" in
+	*-vhost)
+		# The kernel's vhost_vsock and its dependencies, once.
+		for m in $(cat /lib/modules/vsock.order 2>/dev/null); do
+			[ -d "/sys/module/$m" ] ||
+				insmod "/lib/modules/$m.ko" ||
+				echo "VSOCK-CHECK: FAIL insmod $m.ko"
+		done
+		[ -f /lib/modules/vsock.order ] || modprobe vhost_vsock
+		"$peer" listen 1025 >"$tmp/vsock-hlisten.log" 2>&1 &
+		vsock="cid=3,engine=vhost,transport=${t%-vhost}"
+		uds=cid:3 ;;
+	*)
+		"$peer" hlisten "${uds}_1025" >"$tmp/vsock-hlisten.log" 2>&1 &
+		vsock="cid=3,uds=$uds,transport=$t" ;;
+	esac
 	hl=$!
 	start=$(date +%s)
 	"$microvm" --kernel "$kernel" --cpus 2 --timeout 400 --stats \
-		--disk "$(echo "$root" | sed "s/@/$t/g"),transport=$t" \
-		--vsock "cid=3,uds=$uds,transport=$t" </dev/null &
+		--disk "$(echo "$root" | sed "s/@/$t/g"),transport=${t%-vhost}" \
+		--vsock "$vsock" </dev/null &
 	vm=$!
 	host_checks "$t" "$vm" "$uds" || result=1
 	# Done: the guest powers off after this connection, or on its own
@@ -81,6 +100,6 @@ for t in "$@"; do
 	cat "$tmp/vsock-hlisten.log"
 	echo "VSOCK-RUN: $t status $st in $(( $(date +%s) - start )) s"
 	[ "$st" = 0 ] || result=1
-	rm -f "$uds" "${uds}_1025"
+	rm -f "$tmp/vsock-$t.sock" "$tmp/vsock-$t.sock_1025"
 done
 exit $result

@@ -22,6 +22,10 @@
  *   hmany UDS PORT N BYTES    N such connections at once (one try each)
  *   hstall UDS PORT HOLD   CONNECT (up to 5 tries), write until the socket stays blocked
  *                          2 s, print the bytes it took, hold HOLD s
+ * A UDS of "cid:N" is the host side of engine=vhost instead: AF_VSOCK
+ * straight to the guest's CID N, no CONNECT line and no OK (the kernel's
+ * vhost_vsock carries the stream); the host's own listener for the
+ * guest's connections is then "listen PORT" as in the guest.
  * Exit: 0 when the checks passed, 1 when one failed, 2 usage.
  */
 #include "vsockpeer.h"
@@ -222,7 +226,9 @@ static int wait_one(unsigned int port, int seconds)
 	return 0;
 }
 
-static int vsock_connect(unsigned int cid, unsigned int port)
+/* An AF_VSOCK stream to @cid:@port, non-blocking; -1 (why in @err). */
+static int vsock_open(unsigned int cid, unsigned int port, char *err,
+		      size_t errlen)
 {
 	struct sockaddr_vm sa = { .svm_family = AF_VSOCK, .svm_cid = cid,
 				  .svm_port = port };
@@ -230,12 +236,30 @@ static int vsock_connect(unsigned int cid, unsigned int port)
 
 	/* The kernel bounds the handshake: 2 s by default. */
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		say("VSOCK-CHECK: FAIL connect to cid %u port %u: %s", cid,
-		    port, strerror(errno));
+		snprintf(err, errlen, "connect to cid %u port %u: %s", cid,
+			 port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	set_nonblock(fd);
 	return fd;
+}
+
+static int vsock_connect(unsigned int cid, unsigned int port)
+{
+	char err[160];
+	int fd = vsock_open(cid, port, err, sizeof(err));
+
+	if (fd < 0)
+		say("VSOCK-CHECK: FAIL %s", err);
+	return fd;
+}
+
+/* "cid:N": the guest's CID for a host program on engine=vhost; else 0. */
+static unsigned int direct_cid(const char *uds)
+{
+	return strncmp(uds, "cid:", 4) ? 0 : (unsigned int)num(uds + 4);
 }
 
 static int guest_connect(unsigned int cid, unsigned int port, size_t bytes)
@@ -271,14 +295,19 @@ static int local_cid(void)
 	return 0;
 }
 
-/* Connect to microvm's socket and say CONNECT; -1 (why in @err). */
+/* Connect to microvm's socket and say CONNECT (a "cid:N" @uds: to the
+ * guest over AF_VSOCK); -1 (why in @err). */
 static int hybrid_open(const char *uds, unsigned int port, char *err,
 		       size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = 10 };
 	char line[32];
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0), n;
+	int fd, n;
+
+	if (direct_cid(uds))
+		return vsock_open(direct_cid(uds), port, err, errlen);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", uds);
 	/* A full backlog makes connect() wait: SO_SNDTIMEO bounds it. */
@@ -302,11 +331,15 @@ err_close:
 	return -1;
 }
 
-/* Read the answer to CONNECT on @fd within @ms: 0 when it was OK. */
-static int hybrid_answer(int fd, int ms, char *err, size_t errlen)
+/* Read the answer to CONNECT on @fd within @ms: 0 when it was OK (or,
+ * for a "cid:N" @uds, at once: no answer comes). */
+static int hybrid_answer(const char *uds, int fd, int ms, char *err,
+			 size_t errlen)
 {
 	struct pconn c;
 
+	if (direct_cid(uds))
+		return 0;
 	pconn_init(&c, fd, 0, 0, 1);
 	while (c.state == PC_LINE) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -336,7 +369,7 @@ static int hybrid_handshake(const char *uds, unsigned int port, int *tries,
 	for (*tries = 1; *tries <= HANDSHAKE_TRIES; ++*tries) {
 		int fd = hybrid_open(uds, port, err, errlen);
 
-		if (fd >= 0 && !hybrid_answer(fd, 10000, err, errlen))
+		if (fd >= 0 && !hybrid_answer(uds, fd, 10000, err, errlen))
 			return fd;
 		if (fd >= 0)
 			close(fd);
@@ -367,7 +400,8 @@ static int host_many(const char *uds, unsigned int port, int n, size_t bytes)
 			    port, i + 1, n, tries, err);
 			return 1;
 		}
-		pconn_init(&c[i], fd, bytes, port * 1000 + (uint32_t)i, n > 1);
+		pconn_init(&c[i], fd, bytes, port * 1000 + (uint32_t)i,
+			   n > 1 && !direct_cid(uds));
 	}
 	fails = pump_run(c, n, PEER_IDLE_MS);
 	for (i = 0; i < n; i++)
@@ -378,8 +412,9 @@ static int host_many(const char *uds, unsigned int port, int n, size_t bytes)
 		    port, fails, n, bad + 1, c[bad].why);
 		return 1;
 	}
-	say("VSOCK-CHECK: ok hconnect port %u: %d connection(s) answered OK <port>%s (%d tries), %zu bytes each echoed byte-exact in %lld ms",
-	    port, n, n > 1 ? " at once" : "", tries, bytes, now_ms() - t0);
+	say("VSOCK-CHECK: ok hconnect port %u: %d connection(s) %s%s (%d tries), %zu bytes each echoed byte-exact in %lld ms",
+	    port, n, direct_cid(uds) ? "connected" : "answered OK <port>",
+	    n > 1 ? " at once" : "", tries, bytes, now_ms() - t0);
 	for (i = 0; i < n; i++)
 		close(c[i].fd);
 	free(c);
@@ -397,7 +432,8 @@ static int host_wait(const char *uds, unsigned int port, int seconds)
 
 		tries++;
 		if (fd >= 0) {
-			int ok = !hybrid_answer(fd, 3000, err, sizeof(err));
+			int ok = !hybrid_answer(uds, fd, 3000, err,
+						sizeof(err));
 
 			close(fd);
 			if (ok) {

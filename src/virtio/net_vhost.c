@@ -89,7 +89,6 @@ int net_vhost_open(struct net_vhost *nv, const struct vhost_sys *sys,
 	if (!path || !*path)
 		path = NET_VHOST_DEVICE;
 	nv->tap_fd = tap_fd;
-	nv->nr_irq = 0;
 	return vhost_open(&nv->dev, sys, &net_vh_ops, nv, gm, path, name);
 }
 
@@ -124,84 +123,32 @@ uint64_t net_vhost_used(const struct net_vhost *nv,
 	return n;
 }
 
-/* Queues [first, first + n) of @vdev: interrupts direct (@on) or back
- * to notify(). */
-static void net_vh_direct_irq(struct virtio_dev *vdev, unsigned int first,
-			      unsigned int n, bool on)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		vdev->tops->direct_irq(vdev, &vdev->queues[first + i], on);
-}
-
 int net_vhost_start(struct net_vhost *nv, struct virtio_dev *vdev,
 		    unsigned int pair)
 {
-	struct vhost_ring rings[NET_VHOST_RINGS];
-	unsigned int i, first = 2 * pair;
-	int ret;
+	unsigned int i;
 
-	if (!vdev->tops->direct_irq) {
-		log_ratelimited(&nv->dev.rl, LOG_ERROR,
-				"%s: transport %s cannot take interrupts from "
-				"vhost_net", vdev->name, vdev->tops->name);
-		return -ENOTSUP;
-	}
-	for (i = 0; i < NET_VHOST_RINGS; i++) {
-		struct virtio_queue *q = &vdev->queues[first + i];
-
-		if (!q->enabled || !q->vq.ready) {
-			log_ratelimited(&nv->dev.rl, LOG_ERROR,
-					"%s: engine=vhost: queue %u is not "
-					"enabled", vdev->name, first + i);
-			return -EINVAL;
-		}
-		rings[i] = (struct vhost_ring){
-			.size = q->vq.size,
-			.desc = q->vq.desc,
-			.avail = q->vq.avail,
-			.used = q->vq.used,
-			.base = q->vq.last_avail_idx,
-			.kick_fd = q->kick_fd,
-		};
-	}
 	for (i = 0; i < NET_VHOST_RINGS; i++)
-		nv->used_at_start[i] = net_vh_used_idx(vdev, first + i);
-	/* Each ring's call fd before the kernel may signal it. */
-	net_vh_direct_irq(vdev, first, NET_VHOST_RINGS, true);
-	nv->nr_irq = NET_VHOST_RINGS;
+		nv->used_at_start[i] = net_vh_used_idx(vdev, 2 * pair + i);
 	/* Only what vhost_net knows: it refuses any other bit. */
-	ret = vhost_start(&nv->dev, rings, NET_VHOST_RINGS,
-			  vdev->driver_features & nv->dev.features, nv);
-	if (ret) {
-		net_vh_direct_irq(vdev, first, NET_VHOST_RINGS, false);
-		nv->nr_irq = 0;
-	}
-	return ret;
+	return vhost_start_queues(&nv->dev, vdev, 2 * pair, NET_VHOST_RINGS,
+				  vdev->driver_features & nv->dev.features,
+				  nv);
 }
 
 void net_vhost_stop(struct net_vhost *nv, struct virtio_dev *vdev,
 		    unsigned int pair)
 {
-	struct vhost_ring rings[NET_VHOST_RINGS];
-	unsigned int i, first = 2 * pair;
+	unsigned int i;
 
 	if (!nv->dev.serving)
 		return;
-	for (i = 0; i < NET_VHOST_RINGS; i++)
-		rings[i].base = vdev->queues[first + i].vq.last_avail_idx;
-	vhost_stop(&nv->dev, rings, NET_VHOST_RINGS);
+	vhost_stop_queues(&nv->dev, vdev, 2 * pair, NET_VHOST_RINGS);
 	/* Nothing is pushed any more: what this stretch used. */
 	for (i = 0; i < NET_VHOST_RINGS; i++)
-		nv->used_total[i] += (uint16_t)(net_vh_used_idx(vdev, first + i) -
+		nv->used_total[i] += (uint16_t)(net_vh_used_idx(vdev,
+								2 * pair + i) -
 						nv->used_at_start[i]);
-	/* What the kernel signalled meanwhile is delivered. */
-	net_vh_direct_irq(vdev, first, nv->nr_irq, false);
-	nv->nr_irq = 0;
-	/* Where serving ended: a resume goes on from there. */
-	for (i = 0; i < NET_VHOST_RINGS; i++)
-		vdev->queues[first + i].vq.last_avail_idx = rings[i].base;
 }
 
 void net_vhost_close(struct net_vhost *nv)

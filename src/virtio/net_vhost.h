@@ -34,7 +34,6 @@
 struct net_vhost {
 	struct vhost_dev dev;
 	int tap_fd;          /* the pair's tap queue; not owned */
-	unsigned int nr_irq; /* queues handed to tops->direct_irq */
 	/* Buffers each ring used (rx: filled, tx: sent) while served,
 	 * over every start: the kernel counts nothing the VMM can read.
 	 * Read under the device's lock (start and stop hold it). */

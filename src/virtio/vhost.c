@@ -399,6 +399,78 @@ void vhost_stop(struct vhost_dev *v, struct vhost_ring *rings,
 	v->serving = false;
 }
 
+/* Queues [first, first + n) of @vdev: interrupts direct (@on) or back
+ * to notify(). */
+static void vh_direct_irq(struct virtio_dev *vdev, unsigned int first,
+			  unsigned int n, bool on)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		vdev->tops->direct_irq(vdev, &vdev->queues[first + i], on);
+}
+
+int vhost_start_queues(struct vhost_dev *v, struct virtio_dev *vdev,
+		       unsigned int first, unsigned int n, uint64_t features,
+		       const void *arg)
+{
+	struct vhost_ring rings[VHOST_MAX_RINGS];
+	unsigned int i;
+	int ret;
+
+	if (!vdev->tops->direct_irq) {
+		log_ratelimited(&v->rl, LOG_ERROR,
+				"%s: transport %s cannot take interrupts from "
+				"%s", vdev->name, vdev->tops->name,
+				v->ops->what);
+		return -ENOTSUP;
+	}
+	if (!n || n > VHOST_MAX_RINGS || first + n > vdev->num_queues)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		struct virtio_queue *q = &vdev->queues[first + i];
+
+		if (!q->enabled || !q->vq.ready) {
+			log_ratelimited(&v->rl, LOG_ERROR,
+					"%s: engine=vhost: queue %u is not "
+					"enabled", vdev->name, first + i);
+			return -EINVAL;
+		}
+		rings[i] = (struct vhost_ring){
+			.size = q->vq.size,
+			.desc = q->vq.desc,
+			.avail = q->vq.avail,
+			.used = q->vq.used,
+			.base = q->vq.last_avail_idx,
+			.kick_fd = q->kick_fd,
+		};
+	}
+	/* Each ring's call fd before the kernel may signal it. */
+	vh_direct_irq(vdev, first, n, true);
+	ret = vhost_start(v, rings, n, features, arg);
+	if (ret)
+		vh_direct_irq(vdev, first, n, false);
+	return ret;
+}
+
+void vhost_stop_queues(struct vhost_dev *v, struct virtio_dev *vdev,
+		       unsigned int first, unsigned int n)
+{
+	struct vhost_ring rings[VHOST_MAX_RINGS];
+	unsigned int i;
+
+	if (!v->serving || n > VHOST_MAX_RINGS)
+		return;
+	for (i = 0; i < n; i++)
+		rings[i].base = vdev->queues[first + i].vq.last_avail_idx;
+	vhost_stop(v, rings, n);
+	/* What the kernel signalled meanwhile is delivered. */
+	vh_direct_irq(vdev, first, n, false);
+	/* Where serving ended: a resume goes on from there. */
+	for (i = 0; i < n; i++)
+		vdev->queues[first + i].vq.last_avail_idx = rings[i].base;
+}
+
 void vhost_close(struct vhost_dev *v)
 {
 	if (v->fd < 0)

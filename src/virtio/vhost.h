@@ -34,6 +34,8 @@
 /* The most rings one vhost device serves. */
 #define VHOST_MAX_RINGS 64
 
+struct virtio_dev;
+
 /* System calls on the device, or a fake's. */
 struct vhost_sys {
 	/* Return: a descriptor or -errno. */
@@ -174,6 +176,36 @@ int vhost_start(struct vhost_dev *v, const struct vhost_ring *rings,
  */
 void vhost_stop(struct vhost_dev *v, struct vhost_ring *rings,
 		unsigned int nr_rings);
+
+/**
+ * vhost_start_queues() - vhost_start() with queues [@first, @first + @n)
+ * of @vdev as rings 0 .. @n - 1, each from its avail index: every one
+ * must be enabled and started, and the transport able to take
+ * interrupts from outside (tops->direct_irq), which they are handed to
+ * before the kernel may signal them (and given back on a failure).
+ * @v: an open device, not serving
+ * @vdev: the virtio device whose queues it serves
+ * @first: its first queue
+ * @n: how many, 1 .. VHOST_MAX_RINGS
+ * @features: the negotiated features the kernel takes
+ * @arg: handed to ops->backend_on
+ * Return: 0 or -errno (logged; nothing served). Context: DRIVER_OK or a
+ * resume, vdev->lock held.
+ */
+int vhost_start_queues(struct vhost_dev *v, struct virtio_dev *vdev,
+		       unsigned int first, unsigned int n, uint64_t features,
+		       const void *arg);
+
+/**
+ * vhost_stop_queues() - vhost_stop() of what vhost_start_queues()
+ * started: each queue's avail index set where serving ended (a resume
+ * goes on from there; a ring whose GET_VRING_BASE failed keeps its own),
+ * the interrupts back to the transport, which delivers what the kernel
+ * signalled meanwhile. Nothing happens unless serving.
+ * Context: reset, pause, teardown, vdev->lock held.
+ */
+void vhost_stop_queues(struct vhost_dev *v, struct virtio_dev *vdev,
+		       unsigned int first, unsigned int n);
 
 /**
  * vhost_set_call() - VHOST_SET_VRING_CALL: ring @index signals @fd (-1:

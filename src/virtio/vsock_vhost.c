@@ -82,7 +82,6 @@ int vsock_vhost_open(struct vsock_vhost *vv, const struct vhost_sys *sys,
 	if (!path || !*path)
 		path = VSOCK_VHOST_DEVICE;
 	vv->guest_cid = guest_cid;
-	vv->nr_irq = 0;
 	return vhost_open(&vv->dev, sys, &vsock_vh_ops, vv, gm, path, name);
 }
 
@@ -91,75 +90,15 @@ uint64_t vsock_vhost_features(const struct vsock_vhost *vv, uint64_t offered)
 	return offered & vv->dev.features;
 }
 
-/* Queues [0, @n) of @vdev: interrupts direct (@on) or back to notify(). */
-static void vsock_vh_direct_irq(struct virtio_dev *vdev, unsigned int n,
-				bool on)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		vdev->tops->direct_irq(vdev, &vdev->queues[i], on);
-}
-
 int vsock_vhost_start(struct vsock_vhost *vv, struct virtio_dev *vdev)
 {
-	struct vhost_ring rings[VSOCK_VHOST_RINGS];
-	unsigned int i;
-	int ret;
-
-	if (!vdev->tops->direct_irq) {
-		log_ratelimited(&vv->dev.rl, LOG_ERROR,
-				"%s: transport %s cannot take interrupts from "
-				"vhost_vsock", vdev->name, vdev->tops->name);
-		return -ENOTSUP;
-	}
-	for (i = 0; i < VSOCK_VHOST_RINGS; i++) {
-		struct virtio_queue *q = &vdev->queues[i];
-
-		if (!q->enabled || !q->vq.ready) {
-			log_ratelimited(&vv->dev.rl, LOG_ERROR,
-					"%s: engine=vhost: queue %u is not "
-					"enabled", vdev->name, i);
-			return -EINVAL;
-		}
-		rings[i] = (struct vhost_ring){
-			.size = q->vq.size,
-			.desc = q->vq.desc,
-			.avail = q->vq.avail,
-			.used = q->vq.used,
-			.base = q->vq.last_avail_idx,
-			.kick_fd = q->kick_fd,
-		};
-	}
-	/* Each ring's call fd before the kernel may signal it. */
-	vsock_vh_direct_irq(vdev, VSOCK_VHOST_RINGS, true);
-	vv->nr_irq = VSOCK_VHOST_RINGS;
-	ret = vhost_start(&vv->dev, rings, VSOCK_VHOST_RINGS,
-			  vdev->driver_features, NULL);
-	if (ret) {
-		vsock_vh_direct_irq(vdev, VSOCK_VHOST_RINGS, false);
-		vv->nr_irq = 0;
-	}
-	return ret;
+	return vhost_start_queues(&vv->dev, vdev, 0, VSOCK_VHOST_RINGS,
+				  vdev->driver_features, NULL);
 }
 
 void vsock_vhost_stop(struct vsock_vhost *vv, struct virtio_dev *vdev)
 {
-	struct vhost_ring rings[VSOCK_VHOST_RINGS];
-	unsigned int i;
-
-	if (!vv->dev.serving)
-		return;
-	for (i = 0; i < VSOCK_VHOST_RINGS; i++)
-		rings[i].base = vdev->queues[i].vq.last_avail_idx;
-	vhost_stop(&vv->dev, rings, VSOCK_VHOST_RINGS);
-	/* What the kernel signalled meanwhile is delivered. */
-	vsock_vh_direct_irq(vdev, vv->nr_irq, false);
-	vv->nr_irq = 0;
-	/* Where serving ended: a resume goes on from there. A ring whose
-	 * GET_VRING_BASE failed keeps its base (logged). */
-	for (i = 0; i < VSOCK_VHOST_RINGS; i++)
-		vdev->queues[i].vq.last_avail_idx = rings[i].base;
+	vhost_stop_queues(&vv->dev, vdev, 0, VSOCK_VHOST_RINGS);
 }
 
 void vsock_vhost_close(struct vsock_vhost *vv)

@@ -35,7 +35,6 @@
 struct vsock_vhost {
 	struct vhost_dev dev;
 	uint64_t guest_cid;
-	unsigned int nr_irq; /* queues handed to tops->direct_irq */
 };
 
 /**

@@ -18,6 +18,7 @@
 #include <signal.h>
 
 #include "fake_vhost.h"
+#include "log_capture.h"
 #include "util/log.h"
 #include "virtio/net_vhost.h"
 
@@ -65,30 +66,6 @@ static const struct virtio_transport_ops no_direct_tops = {
 	.notify = fake_notify,
 	.notify_config = fake_notify_config,
 };
-
-/* ---- the log, through a pipe ---- */
-
-static int log_rd = -1;
-
-static void log_capture(void)
-{
-	struct log_sink_config c = { .level = LOG_WARN, .id = "t" };
-	int p[2];
-
-	CHECK(!pipe2(p, O_NONBLOCK | O_CLOEXEC));
-	log_rd = p[0];
-	c.fd = p[1];
-	log_set_sink(&c);
-}
-
-static const char *logged(void)
-{
-	static char buf[1 << 14];
-	ssize_t n = read(log_rd, buf, sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	return buf;
-}
 
 static void vh_open(unsigned int pairs)
 {
@@ -343,7 +320,7 @@ int main(void)
 	ram = calloc(1, RAM_SIZE);
 	if (!ram || guest_mem_add_region(&gm, RAM_GPA, RAM_SIZE, ram))
 		return 1;
-	log_capture();
+	log_capture(LOG_WARN);
 	test_features();
 	test_start_mq();
 	test_pause_resume();

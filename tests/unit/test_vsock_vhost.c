@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fake_vhost.h"
+#include "log_capture.h"
 #include "test.h"
 #include "util/le.h"
 #include "util/log.h"
@@ -51,31 +52,6 @@ static void fake_reset(void)
 	 * never handed over. */
 	fk.nr_rings = VSOCK_VHOST_RINGS;
 	fk.one_fd = true;
-}
-
-/* ---- the log, through a pipe ---- */
-
-static int log_rd = -1;
-
-static void log_capture(void)
-{
-	struct log_sink_config c = { .level = LOG_ERROR, .id = "t" };
-	int p[2];
-
-	CHECK(!pipe2(p, O_NONBLOCK | O_CLOEXEC));
-	log_rd = p[0];
-	c.fd = p[1];
-	log_set_sink(&c);
-}
-
-/* What was logged since the last call. */
-static const char *logged(void)
-{
-	static char buf[1 << 14];
-	ssize_t n = read(log_rd, buf, sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	return buf;
 }
 
 /* ---- guest memory, the device, the mmio transport ---- */
@@ -502,7 +478,7 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	CHECK_EQ(guest_mem_add_region(&gm, 0, sizeof(mem), mem), 0);
-	log_capture();
+	log_capture(LOG_ERROR);
 	test_open();
 	test_open_errors();
 	test_lifecycle();

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peer_say.h"
+
 #define NETPEER_WAIT_S 120
 #define NETPEER_CHUNK 65536
 
@@ -47,28 +49,6 @@ static long long ms_now(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* One write per line: the lines of several processes on one console do
- * not interleave. */
-static void line(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (n > (int)sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	if (write(STDOUT_FILENO, buf, (size_t)n) < 0)
-		_exit(1);
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void fail(const char *fmt, ...)
@@ -79,7 +59,7 @@ static void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	line("NETPEER: FAIL %s port %u: %s", mode, port, why);
+	say("NETPEER: FAIL %s port %u: %s", mode, port, why);
 	exit(1);
 }
 
@@ -142,7 +122,7 @@ static int do_recv(unsigned long long bytes, uint32_t seed)
 	    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
 		fail("listen: %s", strerror(errno));
-	line("NETPEER: listening port %u", port);
+	say("NETPEER: listening port %u", port);
 	wait_fd(l, POLLIN, "accept");
 	c = accept(l, NULL, NULL);
 	if (c < 0)
@@ -165,7 +145,7 @@ static int do_recv(unsigned long long bytes, uint32_t seed)
 	if (got != bytes)
 		fail("%llu bytes, want %llu", got, bytes);
 	close(c);
-	line("NETPEER: ok recv port %u: %llu bytes in %lld ms", port, got,
+	say("NETPEER: ok recv port %u: %llu bytes in %lld ms", port, got,
 	     ms_now() - t0);
 	return 0;
 }
@@ -229,7 +209,7 @@ static int do_send(const char *host, unsigned long long bytes,
 			break;
 	}
 	close(c);
-	line("NETPEER: ok send port %u: %llu bytes in %lld ms", port, sent,
+	say("NETPEER: ok send port %u: %llu bytes in %lld ms", port, sent,
 	     ms_now() - t0);
 	return 0;
 }

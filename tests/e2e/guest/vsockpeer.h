@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "peer_say.h"
+
 #define PEER_CHUNK (64u << 10)  /* one read or write */
 #define PEER_IDLE_MS 30000      /* no progress for this long: a failure */
 
@@ -28,9 +30,6 @@ struct pconn {
 	char why[160];          /* PC_FAIL: what went wrong */
 };
 
-/* say(fmt, ...): one line to stdout in one write(), so that the lines of
- * several processes on one console do not interleave. */
-void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* pat(seed, off): the pattern byte at offset @off. */
 uint8_t pat(uint32_t seed, size_t off);

@@ -19,24 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-void say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	if (write(STDOUT_FILENO, buf, (size_t)n) < 0)
-		return;
-}
-
 long long now_ms(void)
 {
 	struct timespec ts;

@@ -35,8 +35,10 @@ FAULT_MODULES="loop dm-flakey"
 # device microvm opens and the kernel's vhost-net.
 NET_L2_MODULES="virtio_net"
 NET_L1_MODULES="tun vhost_net"
-# e2e.vsock.*'s engine=vhost run: the kernel's vhost_vsock in L1.
+# e2e.vsock.*'s engine=vhost run: the kernel's vhost_vsock in L1; the
+# vsock benchmark's guest: its AF_VSOCK driver (L2).
 VSOCK_L1_MODULES="vhost_vsock"
+VSOCK_L2_MODULES="vmw_vsock_virtio_transport"
 # Each helper is guest/NAME.c plus any guest/NAME_*.c.
 HELPERS="kvm-smoke outb ttydrain evilblk blkcrash vsockpeer netpeer"
 
@@ -252,6 +254,8 @@ build_l2()
 	install_modules "$root" pvpanic.order $PVPANIC_MODULES
 	# shellcheck disable=SC2086
 	install_modules "$root" net.order $NET_L2_MODULES
+	# shellcheck disable=SC2086
+	install_modules "$root" vsock.order $VSOCK_L2_MODULES
 	mkdir -p "$root/e2e" "$root/proc" "$root/sys" "$root/dev" \
 		"$root/tmp" "$root/run"
 	install -m 755 "$GUEST_DIR/l2-init.sh" "$root/init"
@@ -261,6 +265,7 @@ build_l2()
 	install -m 755 "$OUT/bin/outb" "$root/bin/outb"
 	install -m 755 "$OUT/bin/evilblk" "$root/bin/evilblk"
 	install -m 755 "$OUT/bin/netpeer" "$root/bin/netpeer"
+	install -m 755 "$OUT/bin/vsockpeer" "$root/bin/vsockpeer"
 	make_cpio "$root" "$OUT/l2-initrd.cpio.gz"
 	rm -rf "$root"
 	echo "$stamp" >"$OUT/l2.stamp"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Scenarios of the L2 test guest, sourced by /init. Parameters come from
 # the kernel command line as microvm.KEY=VALUE (no spaces in values):
-#   microvm.test=boot|demo|shell|evil|api|net  which scenario to run (evil: no
+#   microvm.test=boot|demo|shell|evil|api|net|netbench|vsockbench
+#                         which scenario to run (evil: no
 #                         virtio driver; evilblk drives the disks itself)
 #   microvm.huge=N        evil: aliased huge requests in flight (default 4)
 #   microvm.cpus=N        boot, api: expect N online CPUs
@@ -414,6 +415,43 @@ scenario_net()
 	e2e_report
 }
 
+# net-bench.sh's guest (tests/bench/net-bench-l1.sh): eth0 at
+# 10.0.2.2/24 and an iperf3 server (the benchmark's initramfs adds
+# iperf3), then it waits for the VMM to be stopped.
+scenario_netbench()
+{
+	local m
+	for m in $(cat /lib/modules/net.order); do
+		[ -d "/sys/module/$m" ] ||
+			insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
+	done
+	ip link set lo up
+	ip addr add 10.0.2.2/24 dev eth0 && ip link set eth0 up &&
+		iperf3 -s -D && echo "NETBENCH-READY" ||
+		e2e_fail "netbench: no eth0 or no iperf3"
+	while :; do
+		sleep 60
+	done
+}
+
+# vsock-bench.sh's guest (tests/bench/vsock-bench-l1.sh): the AF_VSOCK
+# driver and an echo listener on port 1024 (vsockpeer), then it waits
+# for the VMM to be stopped.
+scenario_vsockbench()
+{
+	local m
+	for m in $(cat /lib/modules/vsock.order); do
+		[ -d "/sys/module/$m" ] ||
+			insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
+	done
+	vsockpeer listen 1024 &
+	sleep 1
+	echo "VSOCKBENCH-READY"
+	while :; do
+		sleep 60
+	done
+}
+
 scenario_shell()
 {
 	echo "Guest shell; 'exit' powers the guest off."
@@ -424,7 +462,8 @@ e2e_main()
 {
 	test=$(e2e_param test) || test=boot
 	case "$test" in
-	boot | demo | shell | disk | evil | api | net) "scenario_$test" ;;
+	boot | demo | shell | disk | evil | api | net | netbench | vsockbench)
+		"scenario_$test" ;;
 	*) e2e_fail "unknown scenario '$test'" ;;
 	esac
 	e2e_end "$(e2e_param end || echo poweroff)"

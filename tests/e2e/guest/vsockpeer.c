@@ -22,6 +22,9 @@
  *   hmany UDS PORT N BYTES    N such connections at once (one try each)
  *   hstall UDS PORT HOLD   CONNECT (up to 5 tries), write until the socket stays blocked
  *                          2 s, print the bytes it took, hold HOLD s
+ *   hping UDS PORT N SIZE  CONNECT, then N round trips of SIZE bytes
+ *                          through the guest's echo: the mean (for the
+ *                          benchmark, tests/bench/vsock-bench.sh)
  * A UDS of "cid:N" is the host side of engine=vhost instead: AF_VSOCK
  * straight to the guest's CID N, no CONNECT line and no OK (the kernel's
  * vhost_vsock carries the stream); the host's own listener for the
@@ -35,6 +38,7 @@
 #include <linux/vm_sockets.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +61,8 @@ static int usage(void)
 		"usage: vsockpeer listen|stall PORT | wait PORT SECONDS |\n"
 		"       connect CID PORT BYTES | cid | hlisten PATH |\n"
 		"       hwait UDS PORT SECONDS | hconnect UDS PORT BYTES |\n"
-		"       hmany UDS PORT N BYTES | hstall UDS PORT HOLD\n");
+		"       hmany UDS PORT N BYTES | hstall UDS PORT HOLD |\n"
+		"       hping UDS PORT N SIZE\n");
 	return 2;
 }
 
@@ -421,6 +426,65 @@ static int host_many(const char *uds, unsigned int port, int n, size_t bytes)
 	return 0;
 }
 
+/* Read or write exactly @len bytes of @buf on non-blocking @fd, each
+ * wait bounded: 0, or -1. */
+static int xfer_all(int fd, uint8_t *buf, size_t len, bool out)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct pollfd p = { .fd = fd, .events = out ? POLLOUT : POLLIN };
+		ssize_t r = out ? write(fd, buf + done, len - done) :
+				  read(fd, buf + done, len - done);
+
+		if (r > 0) {
+			done += (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			return -1;
+		if (poll(&p, 1, PEER_IDLE_MS) <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int host_ping(const char *uds, unsigned int port, long n, size_t size)
+{
+	static uint8_t out[PEER_CHUNK], in[PEER_CHUNK];
+	char err[160];
+	long long t0;
+	long i;
+	int tries, fd;
+
+	if (!size || size > sizeof(out) || n < 1) {
+		say("VSOCK-CHECK: FAIL hping: SIZE 1 to %zu, N at least 1",
+		    sizeof(out));
+		return 1;
+	}
+	fd = hybrid_handshake(uds, port, &tries, err, sizeof(err));
+	if (fd < 0) {
+		say("VSOCK-CHECK: FAIL hping port %u: %s", port, err);
+		return 1;
+	}
+	for (i = 0; i < (long)size; i++)
+		out[i] = pat((uint32_t)port, (size_t)i);
+	t0 = now_ms();
+	for (i = 0; i < n; i++) {
+		if (xfer_all(fd, out, size, true) ||
+		    xfer_all(fd, in, size, false) || memcmp(in, out, size)) {
+			say("VSOCK-CHECK: FAIL hping port %u: round trip %ld",
+			    port, i + 1);
+			close(fd);
+			return 1;
+		}
+	}
+	say("VSOCK-BENCH: hping port %u: %ld round trips of %zu bytes, mean %lld us",
+	    port, n, size, (now_ms() - t0) * 1000 / n);
+	close(fd);
+	return 0;
+}
+
 static int host_wait(const char *uds, unsigned int port, int seconds)
 {
 	long long t0 = now_ms(), end = t0 + seconds * 1000LL;
@@ -538,6 +602,9 @@ int main(int argc, char **argv)
 	    num(argv[4]) <= MANY_MAX)
 		return host_many(argv[2], (unsigned int)num(argv[3]),
 				 (int)num(argv[4]), num(argv[5]));
+	if (!strcmp(m, "hping") && argc == 6)
+		return host_ping(argv[2], (unsigned int)num(argv[3]),
+				 (long)num(argv[4]), num(argv[5]));
 	if (!strcmp(m, "hstall") && argc == 5)
 		return host_stall(argv[2], (unsigned int)num(argv[3]),
 				  (int)num(argv[4]));

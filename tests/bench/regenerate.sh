@@ -18,6 +18,8 @@
 #   4b. the control plane against QEMU's QMP: socket ready, start to
 #      /init, pause/resume round trips, idle Rss with and without the API
 #      (lifecycle-bench.sh; section 6);
+#   4c. virtio-net and vsock against QEMU, both engines each, in one L1
+#      (net-bench.sh; section 7; needs iperf3);
 #   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
@@ -27,7 +29,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,hold,boot,vhost,lifecycle   leave parts out (their old files stay)
+#   --skip device,guest,hold,boot,vhost,lifecycle,net   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -147,6 +149,14 @@ if want lifecycle; then
 		--runs "$($quick && echo 1 || echo 5)" \
 		--cycles "$($quick && echo 5 || echo 20)" \
 		--records "$out/lifecycle.records" >"$out/lifecycle.txt"
+fi
+
+if want net; then
+	log "virtio-net and vsock against QEMU (net-bench.sh)"
+	"$root/tests/bench/net-bench.sh" \
+		--repeat "$($quick && echo 1 || echo 3)" \
+		--runtime "$($quick && echo 3 || echo 10)" \
+		--raw "$out/net-bench.raw" >"$out/net-bench.txt"
 fi
 
 log "plots"

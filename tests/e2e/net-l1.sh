@@ -11,8 +11,9 @@
 # exists it gets 10.0.2.1/24; then ping to the guest (10.0.2.2) and one
 # sender per guest CPU (ports 5001 + CPU). OPTS "config-file,rate=R"
 # boots from a Firecracker config file instead, no --net: its interface
-# has rx and tx bandwidth limiters of R bytes/s (a bucket of R/10 bytes
-# refilled every 100 ms). "bytes=N" in OPTS: N bytes per flow in this
+# has rx and tx bandwidth limiters of R bytes/s (a bucket of R/2 bytes
+# refilled every 500 ms: a sender starved of CPU for less than that loses
+# none of the rate). "bytes=N" in OPTS: N bytes per flow in this
 # run instead of BYTES.
 # Prints per run "NET-L1: NAME: ..." lines, the guest console between
 # "NET-CONSOLE-BEGIN: NAME" and "NET-CONSOLE-END: NAME", microvm's
@@ -75,7 +76,7 @@ run_one()
 	case "$opts" in
 	*config-file*)
 		rate=$(echo "$opts" | sed -n 's/.*rate=\([0-9]*\).*/\1/p')
-		rl="{\"bandwidth\": {\"size\": $((${rate:-0} / 10)), \"refill_time\": 100}}"
+		rl="{\"bandwidth\": {\"size\": $((${rate:-0} / 2)), \"refill_time\": 500}}"
 		cat >"$tmp/vm.json" <<JSON
 {
   "boot-source": { "kernel_image_path": "$kernel", "initrd_path": "$initrd",

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The L1 side of net-bench.sh (where the VMMs run; POSIX sh). In a network
-# and mount namespace of its own, per repeat and VMM: the VMM boots the
+# The L1 side of net-bench.sh (where the VMMs run; POSIX sh), run by
+# tests/e2e/netns-l1.sh (a network and mount namespace of its own). Per
+# repeat and VMM: the VMM boots the
 # guest (microvm.test=netbench: iperf3 -s on 10.0.2.2) on 2 vCPUs with a
 # 2-queue-pair virtio-net-pci device on the multi-queue tap mvtap0, which
 # the VMM creates; the tap gets 10.0.2.1/24; then per direction one
@@ -23,21 +24,6 @@ set -u
 [ $# -eq 8 ] || [ $# -eq 13 ] ||
 	{ echo "usage: $0 MICROVM QEMU IPERF3 KERNEL INITRD RUNTIME REPEAT VMMS [VSOCK_L1 VSOCKPEER BYTES N VSOCK_VMMS]" >&2
 	  exit 2; }
-if [ -z "${NET_BENCH_NETNS:-}" ]; then
-	if [ -f /lib/modules/net.order ]; then
-		for m in $(cat /lib/modules/net.order); do
-			[ -d "/sys/module/$m" ] ||
-				insmod "/lib/modules/$m.ko" ||
-				echo "net-bench: FAIL insmod $m.ko"
-		done
-	else
-		modprobe tun && modprobe vhost_net ||
-			echo "net-bench: FAIL modprobe tun vhost_net"
-	fi
-	NET_BENCH_NETNS=1 exec unshare -n -m /bin/sh "$0" "$@"
-	echo "net-bench: FAIL unshare -n -m"
-	exit 1
-fi
 microvm=$1 qemu=$2 iperf=$3 kernel=$4 initrd=$5 runtime=$6 repeat=$7
 vmms=$8
 tap=mvtap0
@@ -46,10 +32,8 @@ work=${TMPDIR:-/tmp}/net-bench
 DBG=/sys/kernel/debug/kvm
 result=0
 mkdir -p $work
-mount -t sysfs sysfs /sys || echo "net-bench: FAIL sysfs"
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 [ -f $DBG/exits ] || { echo "net-bench: FAIL no $DBG/exits"; exit 1; }
-ip link set lo up
 cmdline="console=ttyS0 reboot=k panic=1 quiet microvm.test=netbench"
 
 # counters: KVM's and the tap's, space-separated, in a fixed order.

@@ -106,6 +106,7 @@ echo "net-bench: $nruns runs ($vmms x $repeat), iperf3 -P 2 for" \
 MICROVM_E2E_L1_MEMORY=${MICROVM_E2E_L1_MEMORY:-3072} \
 	"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 	--timeout "$limit" "${firmware[@]}" -- /bin/sh \
+	"$E2E_DIR/netns-l1.sh" /bin/sh \
 	"$BENCH_DIR/net-bench-l1.sh" "$microvm" "$qemu" "$iperf" \
 	"$work/vmlinuz" "$work/bench-initrd" "$runtime" "$repeat" "$vmms" \
 	"${vsock_args[@]}" >"$work/l1.out"
@@ -204,6 +205,8 @@ END {
 			mean[k, "rtt_us"] / mean["qemu-vhost", "rtt_us"]
 	}
 }' "$work/l1.out"
-grep -q '^net-bench: FAIL\|^vsock-bench: FAIL' "$work/l1.out" && exit 1
+grep '^NETNS-L1: FAIL' "$work/l1.out" >&2
+grep -q '^net-bench: FAIL\|^vsock-bench: FAIL\|^NETNS-L1: FAIL' "$work/l1.out" &&
+	exit 1
 [ "$rc" -eq 0 ] || { echo "net-bench: L1 status $rc" >&2; exit 1; }
 exit 0

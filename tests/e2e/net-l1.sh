@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The host side of e2e.net.*, where microvm runs (inside L1 in nested
-# mode). POSIX sh. Loads tun and vhost_net, then runs the rest in a new
-# network namespace (unshare -n, with a mount namespace for its own
-# sysfs): the tap and every address live there only. For each RUN (NAME:OPTS), in sequence: one receiver per guest
-# CPU (netpeer recv, ports 6001 + CPU), microvm with the test kernel and
+# mode). POSIX sh, run by netns-l1.sh (the modules loaded, a network
+# namespace of its own). For each RUN (NAME:OPTS), in sequence: one
+# receiver per guest CPU (netpeer recv, ports 6001 + CPU), microvm with
+# the test kernel and
 # initramfs (microvm.test=net), CPUS vCPUs, --stats and
 # --net tap=mvtap0,mac=MAC,OPTS (microvm creates the multi-queue tap,
 # one queue pair per vCPU unless OPTS says otherwise); once the tap
@@ -26,32 +26,11 @@ set -u
 [ $# -ge 7 ] ||
 	{ echo "usage: $0 MICROVM KERNEL INITRD CPUS BYTES MAC NAME:OPTS..." >&2
 	  exit 2; }
-if [ -z "${NET_L1_NETNS:-}" ]; then
-	# Nested L1: the modules prepare.sh put in its initramfs; direct:
-	# the host's own.
-	if [ -f /lib/modules/net.order ]; then
-		for m in $(cat /lib/modules/net.order); do
-			[ -d "/sys/module/$m" ] ||
-				insmod "/lib/modules/$m.ko" ||
-				echo "NET-L1: FAIL: insmod $m.ko"
-		done
-	else
-		modprobe tun && modprobe vhost_net ||
-			echo "NET-L1: FAIL: modprobe tun vhost_net"
-	fi
-	# A mount namespace too: sysfs mounted there shows this network
-	# namespace's interfaces.
-	NET_L1_NETNS=1 exec unshare -n -m /bin/sh "$0" "$@"
-	echo "NET-L1: FAIL: unshare -n -m: no network namespace"
-	exit 1
-fi
-mount -t sysfs sysfs /sys || echo "NET-L1: FAIL: sysfs in the namespace"
 microvm=$1 kernel=$2 initrd=$3 cpus=$4 all_bytes=$5 mac=$6
 shift 6
 tmp=${TMPDIR:-/tmp}
 tap=mvtap0
 result=0
-ip link set lo up
 
 # run_one NAME OPTS: one microvm run, its checks' lines printed.
 run_one()
@@ -108,7 +87,11 @@ JSON
 	if [ -e "/sys/class/net/$tap" ]; then
 		say "tap $tap after $i tenths:" \
 			"$(ls -d /sys/class/net/$tap/queues/tx-* | wc -l) queues"
-		ip addr add 10.0.2.1/24 dev "$tap" &&
+		# A queue the limited run's 2 MiB per direction cannot fill:
+		# the rx limiter holds packets in it, and a full one drops
+		# them, which TCP answers by slowing down on its own.
+		echo 10000 >"/sys/class/net/$tap/tx_queue_len" &&
+			ip addr add 10.0.2.1/24 dev "$tap" &&
 			ip link set "$tap" up || bad "cannot configure $tap"
 		i=0
 		while ! ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 &&

@@ -59,7 +59,8 @@ run_guest()
 {
 	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-1} \
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
-		--timeout 600 -- /bin/sh "$E2E_DIR/net-l1.sh" "$microvm" \
+		--timeout 600 -- /bin/sh "$E2E_DIR/netns-l1.sh" \
+		/bin/sh "$E2E_DIR/net-l1.sh" "$microvm" \
 		"$art/vmlinuz" "$art/l2-initrd.cpio.gz" "$cpus" "$all_bytes" \
 		"$MAC" "${runs[@]}" >out.log 2>err.log
 	status=$?
@@ -80,8 +81,8 @@ echo "net-test: run-guest.sh status $status after $((SECONDS - start)) s"
 
 tr -d '\r' <out.log >out.txt
 [ $status -eq 0 ] || fail "net-l1.sh status $status"
-grep '^NET-L1: FAIL' out.txt | sed 's/^/net-test: /'
-grep -q '^NET-L1: FAIL' out.txt && fails=$((fails + 1))
+grep '^NET-L1: FAIL\|^NETNS-L1: FAIL' out.txt | sed 's/^/net-test: /'
+grep -q '^NET-L1: FAIL\|^NETNS-L1: FAIL' out.txt && fails=$((fails + 1))
 
 # check_run NAME OPTS: one run's lines.
 check_run()

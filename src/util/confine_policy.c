@@ -332,8 +332,10 @@ static const struct confine_part part_vsock =
  * epoll set (the pair's kicks, its tap queue fd) and changes what it
  * watches on the tap; reads a packet from the tap (read) and writes one
  * gathered from guest RAM (writev); wakes another pair's worker
- * (eventfd write, the base list). No socket, no file, no ioctl: the tap
- * fds were opened and set up before the first filter.
+ * (eventfd write, the base list). No socket and no file: the tap fds
+ * were opened and set up before the first filter; one ioctl, pair 0's
+ * worker attaching and detaching tap queues for the driver's
+ * VQ_PAIRS_SET (TUNSETQUEUE).
  */
 static const struct confine_rule net_rules[] = {
 	ALLOW(epoll_wait),
@@ -344,14 +346,19 @@ static const struct confine_rule net_rules[] = {
 	ALLOW(writev),
 };
 
-/* The threads that start the workers set the taps' receive offloads
- * from the negotiated features (DRIVER_OK; a resume sets nothing). */
-static const unsigned long net_start_ioctls[] = {
-	TUNSETOFFLOAD,
+static const unsigned long net_ioctls[] = {
+	TUNSETQUEUE,
 };
 
-static const struct confine_part part_net = PART_NO_IOCTLS("net",
-							    net_rules);
+/* The threads that start the workers set the taps' receive offloads
+ * from the negotiated features (DRIVER_OK; a resume sets nothing) and,
+ * at a reset, detach every tap queue but the first. */
+static const unsigned long net_start_ioctls[] = {
+	TUNSETOFFLOAD, TUNSETQUEUE,
+};
+
+static const struct confine_part part_net = PART("net", net_rules,
+						 net_ioctls);
 static const struct confine_part part_net_start = PART("net start",
 						       net_rules,
 						       net_start_ioctls);

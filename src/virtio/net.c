@@ -109,6 +109,32 @@ static void net_stop_workers(struct net_dev *n, unsigned int upto)
 	}
 }
 
+void net_tap_queues(struct net_dev *n, unsigned int active)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 1; i < n->pairs; i++) {
+		struct net_pair *np = &n->pair[i];
+		bool detach = i >= active;
+
+		if (np->tap_detached == detach)
+			continue;
+		ret = net_tap_set_queue(np->tap_fd, !detach);
+		if (ret == -ENOTTY)
+			continue; /* not a tap: nothing to choose from */
+		if (ret) {
+			log_ratelimited(&n->rl, LOG_WARN,
+					"%s: queue pair %u: TUNSETQUEUE %s: %s",
+					n->vdev->name, i,
+					detach ? "detach" : "attach",
+					strerror(-ret));
+			continue;
+		}
+		np->tap_detached = detach;
+	}
+}
+
 static void net_stop_vhost(struct net_dev *n, unsigned int upto)
 {
 	unsigned int i;
@@ -208,6 +234,7 @@ static void net_stop(struct virtio_dev *vdev)
 	for (i = 0; i < n->pairs; i++)
 		net_pair_reset(&n->pair[i]);
 	atomic_store(&n->active_pairs, 1);
+	net_tap_queues(n, 1);
 	atomic_fetch_add(&n->gen, 1);
 	atomic_store(&n->ctrl_pending, false);
 }
@@ -407,6 +434,8 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 			      features, name);
 	if (ret)
 		goto err_free;
+	/* One pair until the driver asks for more (§5.1.6.5.5). */
+	net_tap_queues(n, 1);
 	*out = n;
 	return 0;
 

@@ -72,6 +72,8 @@ struct net_pair {
 	struct net_pair_stats st;
 	struct net_vhost vh;     /* engine=vhost: this pair's vhost_net */
 	bool vh_open;
+	bool tap_detached;       /* its tap queue out of the kernel's choice
+				  * (net_tap_queues()) */
 };
 
 struct net_dev {
@@ -98,6 +100,14 @@ struct net_dev {
 };
 
 extern const struct vq_worker_ops net_worker_ops;
+
+/**
+ * net_tap_queues() - the tap queues of pairs [0, @active) attached, the
+ * others detached, so that the kernel sends the guest's packets only to
+ * queues the driver reads (§5.1.6.5.5). Context: pair 0's worker (a
+ * VQ_PAIRS_SET), or a thread with every worker stopped.
+ */
+void net_tap_queues(struct net_dev *n, unsigned int active);
 
 /* The queue a pair's worker serves, started and usable, or NULL. */
 struct virtq *net_vq(struct net_dev *n, unsigned int qi);

@@ -427,6 +427,7 @@ static void np_ctrl(struct net_dev *n)
 		}
 		/* VQ_PAIRS_SET: acked once every pair has seen it. */
 		atomic_store(&n->active_pairs, cmd.pairs);
+		net_tap_queues(n, cmd.pairs);
 		atomic_fetch_add(&n->gen, 1);
 		n->ctrl_head = e.head;
 		n->ctrl_ack = cmd.ack;

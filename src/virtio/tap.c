@@ -107,6 +107,17 @@ unsigned int net_tap_offloads(uint64_t features)
 	return off;
 }
 
+int net_tap_set_queue(int fd, bool on)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = on ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
+	if (ioctl(fd, TUNSETQUEUE, &ifr))
+		return -errno;
+	return 0;
+}
+
 int net_tap_set_offload(int fd, uint64_t features)
 {
 	unsigned long off = net_tap_offloads(features);

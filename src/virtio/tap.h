@@ -11,6 +11,7 @@
 #ifndef MICROVM_VIRTIO_TAP_H
 #define MICROVM_VIRTIO_TAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,16 @@
  */
 int net_tap_open(const char *ifname, unsigned int queues, int *fds,
 		 char *err, size_t errlen);
+
+/**
+ * net_tap_set_queue() - TUNSETQUEUE: attach (@on) or detach the tap queue
+ * @fd. The kernel picks the queue of a packet to the guest among the
+ * attached ones only, so the queues of pairs the driver does not use are
+ * detached: a flow sent there would wait for a reader that never comes.
+ * Return: 0, -ENOTTY when @fd is not a tap (a test's socket), or -errno.
+ * Context: any thread.
+ */
+int net_tap_set_queue(int fd, bool on);
 
 /**
  * net_tap_offloads() - the TUN_F_* flags for the negotiated virtio-net

@@ -15,6 +15,7 @@
 #include <linux/if_tun.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -388,6 +389,17 @@ static int call_tunsetoffload(void)
 		       0 : -1;
 }
 
+/* A tap queue attached or detached (tap.c): the spare pipe is no tap. */
+static int call_tunsetqueue(void)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_DETACH_QUEUE;
+	return ioctl(spare_fd, TUNSETQUEUE, &ifr) < 0 && errno == ENOTTY ?
+		       0 : -1;
+}
+
 enum spare { SPARE_PIPE, SPARE_EPOLL, SPARE_LISTEN };
 
 struct row {
@@ -636,6 +648,9 @@ static const struct row rows[] = {
 	FORBIDDEN("socket AF_UNIX", CONFINE_NET, call_socket_unix, "socket"),
 	FORBIDDEN("create", CONFINE_NET, call_open_create, "openat"),
 	FORBIDDEN("TUNSETOFFLOAD", CONFINE_NET, call_tunsetoffload, "ioctl"),
+	/* Pair 0's worker answers VQ_PAIRS_SET by choosing tap queues. */
+	ALLOWED("TUNSETQUEUE", CONFINE_NET, call_tunsetqueue),
+	FORBIDDEN("TUNSETQUEUE", CONFINE_IO, call_tunsetqueue, "ioctl"),
 	FORBIDDEN("eventfd", CONFINE_NET, call_eventfd, "eventfd2"),
 	FORBIDDEN("fork", CONFINE_NET, call_fork, "clone"),
 	FORBIDDEN("KVM_RUN", CONFINE_NET, call_kvm_run, "ioctl"),
@@ -644,6 +659,8 @@ static const struct row rows[] = {
 	NET_ALLOWED("readv writev", CONFINE_VCPU, call_readv_writev),
 	NET_ALLOWED("TUNSETOFFLOAD", CONFINE_VCPU, call_tunsetoffload),
 	NET_ALLOWED("TUNSETOFFLOAD", CONFINE_MAIN, call_tunsetoffload),
+	NET_ALLOWED("TUNSETQUEUE", CONFINE_VCPU, call_tunsetqueue),
+	NET_ALLOWED("TUNSETQUEUE", CONFINE_MAIN, call_tunsetqueue),
 	FORBIDDEN("readv", CONFINE_VCPU, call_readv_writev, "readv"),
 	FORBIDDEN("TUNSETOFFLOAD", CONFINE_VCPU, call_tunsetoffload,
 		  "ioctl"),

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util/le.h"
 #include "virtio/blk_priv.h"
 
 /* ---- the VMM's I/O threads ---- */
@@ -195,19 +194,12 @@ static void module_print_stats(struct blk_dev *b, int fd)
 	struct virtio_dev *vdev = b->vdev;
 	unsigned int i;
 
-	for (i = 0; i < vdev->num_queues; i++) {
-		uint8_t raw[2] = { 0, 0 };
-		uint64_t used = __atomic_load_n(&vdev->queues[i].used,
-						__ATOMIC_RELAXED);
-
-		if (used)
-			guest_mem_read(b->gm, used + 2, raw, sizeof(raw));
+	for (i = 0; i < vdev->num_queues; i++)
 		dprintf(fd,
 			"microvm: stats %s queue %u vhost: used-idx %u "
 			"avail-idx-at-stop %u starts %" PRIu64 "\n",
-			vdev->name, i, (unsigned int)le_get(raw, 2),
+			vdev->name, i, virtio_queue_used_idx(vdev, i),
 			(unsigned int)b->vhost.stop_base[i], b->vhost.starts);
-	}
 }
 
 const struct blk_backend_ops blk_backend_vhost = {

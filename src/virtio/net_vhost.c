@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/le.h"
 #include "util/log.h"
 
 #define NET_VHOST_FIX_LOAD                                               \
@@ -97,20 +96,6 @@ uint64_t net_vhost_features(const struct net_vhost *nv, uint64_t offered)
 	return offered & ~(NET_VHOST_RING_FEATURES & ~nv->dev.features);
 }
 
-/* The used index of queue @qi as the kernel last wrote it (0 when the
- * queue has no ring). */
-static uint16_t net_vh_used_idx(const struct virtio_dev *vdev,
-				unsigned int qi)
-{
-	uint64_t used = __atomic_load_n(&vdev->queues[qi].used,
-					__ATOMIC_RELAXED);
-	uint8_t raw[2] = { 0, 0 };
-
-	if (used)
-		guest_mem_read(vdev->gm, used + 2, raw, sizeof(raw));
-	return (uint16_t)le_get(raw, 2);
-}
-
 uint64_t net_vhost_used(const struct net_vhost *nv,
 			const struct virtio_dev *vdev, unsigned int pair,
 			unsigned int ring)
@@ -118,7 +103,7 @@ uint64_t net_vhost_used(const struct net_vhost *nv,
 	uint64_t n = nv->used_total[ring];
 
 	if (nv->dev.serving)
-		n += (uint16_t)(net_vh_used_idx(vdev, 2 * pair + ring) -
+		n += (uint16_t)(virtio_queue_used_idx(vdev, 2 * pair + ring) -
 				nv->used_at_start[ring]);
 	return n;
 }
@@ -129,7 +114,7 @@ int net_vhost_start(struct net_vhost *nv, struct virtio_dev *vdev,
 	unsigned int i;
 
 	for (i = 0; i < NET_VHOST_RINGS; i++)
-		nv->used_at_start[i] = net_vh_used_idx(vdev, 2 * pair + i);
+		nv->used_at_start[i] = virtio_queue_used_idx(vdev, 2 * pair + i);
 	/* Only what vhost_net knows: it refuses any other bit. */
 	return vhost_start_queues(&nv->dev, vdev, 2 * pair, NET_VHOST_RINGS,
 				  vdev->driver_features & nv->dev.features,
@@ -146,7 +131,7 @@ void net_vhost_stop(struct net_vhost *nv, struct virtio_dev *vdev,
 	vhost_stop_queues(&nv->dev, vdev, 2 * pair, NET_VHOST_RINGS);
 	/* Nothing is pushed any more: what this stretch used. */
 	for (i = 0; i < NET_VHOST_RINGS; i++)
-		nv->used_total[i] += (uint16_t)(net_vh_used_idx(vdev,
+		nv->used_total[i] += (uint16_t)(virtio_queue_used_idx(vdev,
 								2 * pair + i) -
 						nv->used_at_start[i]);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/defer_call.h"
+#include "util/le.h"
 
 int virtio_dev_init(struct virtio_dev *vdev, const struct virtio_dev_ops *ops,
 		    void *dev, const struct guest_mem *gm,
@@ -82,6 +83,18 @@ int virtio_dev_resume(struct virtio_dev *vdev)
 	if (ret)
 		virtio_dev_broken(vdev, "cannot resume the device");
 	return ret;
+}
+
+uint16_t virtio_queue_used_idx(const struct virtio_dev *vdev,
+			       unsigned int qi)
+{
+	uint64_t used = __atomic_load_n(&vdev->queues[qi].used,
+					__ATOMIC_RELAXED);
+	uint8_t raw[2] = { 0, 0 };
+
+	if (used)
+		guest_mem_read(vdev->gm, used + 2, raw, sizeof(raw));
+	return (uint16_t)le_get(raw, 2);
 }
 
 uint8_t virtio_get_status(struct virtio_dev *vdev)

@@ -219,6 +219,15 @@ void virtio_dev_destroy(struct virtio_dev *vdev);
 void virtio_set_status_locked(struct virtio_dev *vdev, uint8_t status);
 
 /**
+ * virtio_queue_used_idx() - queue @qi's used index as guest memory holds
+ * it now (written by whoever serves the queue: a kernel vhost device
+ * too), or 0 when the queue has no ring. For --stats.
+ * Context: any thread.
+ */
+uint16_t virtio_queue_used_idx(const struct virtio_dev *vdev,
+			       unsigned int qi);
+
+/**
  * virtio_get_status() - the status register as the driver reads it.
  * Context: any thread.
  */

@@ -25,6 +25,7 @@ set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
 set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c util/log.c)
 # The Firecracker objects and config file (json-c), and what they fill.
 set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c api/fc_net.c
+	api/fc_mmds.c
 	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c
 	util/ratelimit.c util/clock.c)
 
@@ -145,7 +146,11 @@ microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
 microvm_fuzz_target(fuzz_http api/http.c)
 # The API's routes and states over Firecracker's objects (fake actions).
 microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
-	api/http.c ${MICROVM_FUZZ_FC_CONFIG} ${MICROVM_FUZZ_CONFINE})
+	api/http.c mmds/mmds_store.c ${MICROVM_FUZZ_FC_CONFIG}
+	${MICROVM_FUZZ_CONFINE})
+# The metadata service's guest-facing stack and HTTP answers, on their
+# own: a hostile guest's frames in, every frame out checked.
+microvm_fuzz_target(fuzz_mmds mmds/mmds_stack.c mmds/mmds_store.c)
 # The vsock packet and connection core, on its own (fake host sockets).
 microvm_fuzz_target(fuzz_vsock virtio/vsock_conn.c virtio/vsock_pkt.c
 	virtio/vsock_hdr.c)

@@ -162,11 +162,21 @@ int fc_parse_net_patch(const struct vm_config *cfg, const char *iface_id,
 		       struct fc_net_patch *out, char *err, size_t errlen);
 
 /**
+ * fc_put_mmds_config() - PUT /mmds/config: network_interfaces (required:
+ * iface_ids already configured, none with engine=vhost), version "V1"
+ * (default) | "V2", ipv4_address (link-local; default 169.254.169.254),
+ * imds_compat. Replaces an earlier one.
+ * Return/Context: as fc_put_boot_source().
+ */
+int fc_put_mmds_config(struct vm_config *cfg, const char *json, size_t len,
+		       char *err, size_t errlen);
+
+/**
  * fc_load_config_file() - apply Firecracker's --config-file @path: the
  * objects "boot-source", "machine-config", "drives" (an array of PUT
  * /drives bodies), "network-interfaces" (an array of PUT
- * /network-interfaces bodies), "vsock", "logger", "metrics"; "balloon",
- * "mmds-config", "cpu-config", "entropy", "pmem" and "memory-hotplug"
+ * /network-interfaces bodies), "vsock", "logger", "metrics", "mmds-config" (after the interfaces); "balloon",
+ * "cpu-config", "entropy", "pmem" and "memory-hotplug"
  * only absent, null or empty (microvm has none of these devices). At most FC_CONFIG_FILE_MAX bytes. Errors name @path and the
  * field. Return/Context: as fc_put_boot_source() (startup).
  */

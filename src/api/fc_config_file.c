@@ -18,13 +18,13 @@
 
 /* Keys of devices microvm does not have: only absent, null or empty. */
 static const char *const unsupported_keys[] = {
-	"balloon", "mmds-config", "cpu-config", "entropy", "pmem",
+	"balloon", "cpu-config", "entropy", "pmem",
 	"memory-hotplug", NULL,
 };
 
 static const char *const known_keys[] = {
 	"boot-source", "machine-config", "drives", "logger", "metrics",
-	"vsock", "network-interfaces", NULL,
+	"vsock", "network-interfaces", "mmds-config", NULL,
 };
 
 static bool in_list(const char *const *list, const char *key)
@@ -194,6 +194,12 @@ static int apply_all(struct vm_config *cfg, struct json_object *root,
 		fc_ctx_init(&c, err, errlen, "--config-file %s: vsock", path);
 		ret = fc_get_object(&c, "vsock", v) ?:
 		      fc_apply_vsock(cfg, v, &c);
+	}
+	if (!ret && json_object_object_get_ex(root, "mmds-config", &v) && v) {
+		fc_ctx_init(&c, err, errlen, "--config-file %s: mmds-config",
+			    path);
+		ret = fc_get_object(&c, "mmds-config", v) ?:
+		      fc_apply_mmds_config(cfg, v, &c);
 	}
 	return ret;
 }

@@ -205,6 +205,9 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 			fc_add_bool(o, "emit_id", true);
 		json_object_object_add(root, "metrics", o);
 	}
+	o = fc_mmds_config_object(cfg);
+	if (o)
+		json_object_object_add(root, "mmds-config", o);
 	return fc_json_finish(root);
 }
 

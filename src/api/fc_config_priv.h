@@ -35,6 +35,13 @@ int fc_apply_rate_limiter(struct rl_config *rl, const char *name,
 int fc_apply_net(struct vm_config *cfg, const char *path_id,
 		 struct json_object *o, struct fc_ctx *c);
 
+/* mmds-config (fc_mmds.c): network_interfaces must name interfaces
+ * already in @cfg. */
+int fc_apply_mmds_config(struct vm_config *cfg, struct json_object *o,
+			 struct fc_ctx *c);
+/* mmds-config as GET /vm/config shows it; NULL when not set. */
+struct json_object *fc_mmds_config_object(const struct vm_config *cfg);
+
 /* Names shared by parsing and output. */
 extern const char *const fc_log_level_names[]; /* by enum config_log_level - 1 */
 /* Our transport key of drives, vsock and network interfaces: index 0

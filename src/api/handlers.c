@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mmds/mmds.h"
 #include "vmm/config.h"
 #include "vmm/machine.h"
 
@@ -43,7 +44,7 @@ static enum machine_state state_of(struct api_ctx *c)
 
 /* Firecracker's resources microvm does not have (yet): one clear line. */
 static const char *const unsupported[] = {
-	"/balloon", "/mmds", "/snapshot",
+	"/balloon", "/snapshot",
 	"/entropy", "/cpu-config", "/pmem", "/hotplug", "/serial",
 };
 
@@ -288,6 +289,55 @@ static void put_net(struct api_ctx *c, const char *id,
 				sizeof(err)), err);
 }
 
+static void put_mmds_config(struct api_ctx *c, const char *id,
+			    const struct api_request *req,
+			    struct api_response *r)
+{
+	char err[ERR_LEN] = "";
+
+	(void)id;
+	reply_set(r, fc_put_mmds_config(c->cfg, req->body, req->body_len, err,
+					sizeof(err)), err);
+}
+
+/* PUT and PATCH /mmds: the data store, any time. */
+static void set_mmds(struct api_ctx *c, const struct api_request *req,
+		     struct api_response *r, bool patch)
+{
+	char err[ERR_LEN] = "";
+
+	if (!req->body || !req->body_len) {
+		api_response_fault(r, 400, "the request has no body");
+		return;
+	}
+	reply_set(r, patch ? mmds_patch(c->mmds, req->body, req->body_len,
+					err, sizeof(err)) :
+			     mmds_put(c->mmds, req->body, req->body_len, err,
+				      sizeof(err)), err);
+}
+
+static void put_mmds(struct api_ctx *c, const char *id,
+		     const struct api_request *req, struct api_response *r)
+{
+	(void)id;
+	set_mmds(c, req, r, false);
+}
+
+static void patch_mmds(struct api_ctx *c, const char *id,
+		       const struct api_request *req, struct api_response *r)
+{
+	(void)id;
+	set_mmds(c, req, r, true);
+}
+
+static void get_mmds(struct api_ctx *c, const char *id,
+		     const struct api_request *req, struct api_response *r)
+{
+	(void)id;
+	(void)req;
+	reply_owned(r, mmds_get_json(c->mmds));
+}
+
 static void patch_net(struct api_ctx *c, const char *id,
 		      const struct api_request *req, struct api_response *r)
 {
@@ -510,6 +560,10 @@ static const struct route routes[] = {
 	{ "PUT", "/vsock", PRE_BOOT, put_vsock },
 	{ "PUT", "/network-interfaces/", PRE_BOOT, put_net },
 	{ "PATCH", "/network-interfaces/", POST_BOOT, patch_net },
+	{ "PUT", "/mmds/config", PRE_BOOT, put_mmds_config },
+	{ "PUT", "/mmds", ANY_TIME, put_mmds },
+	{ "PATCH", "/mmds", ANY_TIME, patch_mmds },
+	{ "GET", "/mmds", ANY_TIME, get_mmds },
 	{ "PUT", "/actions", ANY_TIME, put_actions },
 	{ "PATCH", "/vm", POST_BOOT, patch_vm },
 };

@@ -18,6 +18,7 @@
 #include "api/server.h"
 
 struct machine;
+struct mmds;
 struct vm_config;
 
 /* What only main can do, behind the routes. Each: 0 or -errno with a
@@ -49,6 +50,7 @@ struct api_ctx {
 	struct machine *m;      /* its state decides what is allowed */
 	struct vm_config *cfg;  /* what pre-boot requests change */
 	const struct api_actions *act;
+	struct mmds *mmds;      /* the metadata store (PUT/PATCH/GET /mmds) */
 };
 
 /**

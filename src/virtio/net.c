@@ -383,7 +383,9 @@ static void net_free(struct net_dev *n)
 			net_vhost_close(&n->pair[i].vh);
 		vq_worker_destroy(&n->pair[i].w);
 		free(n->pair[i].pkt);
+		free(n->pair[i].mmds_buf);
 	}
+	mmds_stack_destroy(n->mmds);
 	rl_destroy(&n->rx_rl);
 	rl_destroy(&n->tx_rl);
 	free(n);
@@ -401,6 +403,11 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 	ret = net_check_config(cfg, name);
 	if (ret)
 		return ret;
+	if (cfg->mmds && cfg->vhost) {
+		log_error("%s: MMDS needs engine user (vhost_net would carry "
+			  "its frames to the tap)", name);
+		return -EINVAL;
+	}
 	n = calloc(1, sizeof(*n) + cfg->queue_pairs * sizeof(n->pair[0]));
 	if (!n)
 		return -ENOMEM;
@@ -411,6 +418,13 @@ int net_dev_create(struct net_dev **out, struct virtio_dev *vdev,
 	n->offloads = ~0u;
 	atomic_store(&n->active_pairs, 1);
 	net_fill_config(n, cfg);
+	if (cfg->mmds) {
+		n->mmds = mmds_stack_create(cfg->mmds);
+		if (!n->mmds) {
+			free(n);
+			return -ENOMEM;
+		}
+	}
 	rl_init(&n->rx_rl, &cfg->rx_rl);
 	rl_init(&n->tx_rl, &cfg->tx_rl);
 	for (i = 0; i < n->pairs; i++)
@@ -503,6 +517,8 @@ void net_dev_get_stats(struct net_dev *n, struct net_dev_stats *o)
 	}
 	o->ctrl_ok = atomic_load(&n->ctrl_ok);
 	o->ctrl_err = atomic_load(&n->ctrl_err);
+	if (n->mmds)
+		mmds_stack_stats(n->mmds, &o->mmds);
 }
 
 /*
@@ -559,5 +575,20 @@ void net_dev_print_stats(struct net_dev *n, int fd)
 			n->vdev->name, (uint64_t)atomic_load(&n->ctrl_ok),
 			(uint64_t)atomic_load(&n->ctrl_err),
 			atomic_load(&n->active_pairs));
+	if (n->mmds) {
+		struct mmds_stats ms = { 0 };
+
+		mmds_stack_stats(n->mmds, &ms);
+		dprintf(fd,
+			"microvm: stats %s mmds: rx-frames %" PRIu64
+			" rx-accepted %" PRIu64 " rx-bad %" PRIu64
+			" tx-frames %" PRIu64 " tx-bytes %" PRIu64
+			" tx-errors %" PRIu64 " connections %" PRIu64
+			" closed %" PRIu64 "\n",
+			n->vdev->name, ms.rx_count, ms.rx_accepted,
+			ms.rx_bad_eth + ms.rx_accepted_err, ms.tx_frames,
+			ms.tx_bytes, ms.tx_errors, ms.connections_created,
+			ms.connections_destroyed);
+	}
 	virtio_dev_print_stats(n->vdev, fd);
 }

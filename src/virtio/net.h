@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mmds/mmds.h"
 #include "util/guest_mem.h"
 #include "util/ratelimit.h"
 #include "virtio/virtio.h"
@@ -48,6 +49,9 @@ struct net_config {
 	/* engine=vhost: the kernel's vhost_net serves each pair's rings
 	 * (net_vhost.h); the control queue stays here. */
 	bool vhost;
+	/* The metadata service on this interface (user engine only): its
+	 * frames go to a stack of its own (src/mmds), not to the tap. */
+	struct mmds *mmds;
 	/* engine=vhost's system calls: NULL for the real ones
 	 * (vhost_sys_host), a fake in tests. */
 	const struct vhost_sys *vhost_sys;
@@ -58,10 +62,12 @@ struct net_dev_stats {
 	uint64_t rx_packets, rx_bytes, rx_drops, rx_errors, rx_throttled;
 	uint64_t tx_packets, tx_bytes, tx_drops, tx_errors, tx_throttled;
 	uint64_t ctrl_ok, ctrl_err;
+	struct mmds_stats mmds;   /* zero without the metadata service */
 };
 
 struct net_dev;
 struct vhost_sys;
+struct mmds;
 
 /**
  * net_dev_create() - a virtio-net device on @cfg->queue_pairs tap fds:

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mmds/mmds.h"
 #include "util/log.h"
 #include "util/ratelimit.h"
 #include "virtio/net.h"
@@ -74,6 +75,8 @@ struct net_pair {
 	bool vh_open;
 	bool tap_detached;       /* its tap queue out of the kernel's choice
 				  * (net_tap_queues()) */
+	uint8_t *mmds_buf;       /* NET_MAX_FRAME: a frame for the metadata
+				  * service, gathered (worker) */
 };
 
 struct net_dev {
@@ -96,6 +99,7 @@ struct net_dev {
 	struct virtq_seg ctrl_segs[NET_MAX_SEGS];
 	atomic_uint_fast64_t ctrl_ok, ctrl_err;
 	struct log_ratelimit rl;
+	struct mmds_stack *mmds;   /* the metadata service, or NULL */
 	struct net_pair pair[];
 };
 

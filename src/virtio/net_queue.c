@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <linux/virtio_net.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -80,6 +81,52 @@ static void np_batch_end(struct virtio_queue *q, uint16_t pushed_before)
 
 /* ---- tx (§5.1.6.2) ---- */
 
+/* Bytes [@off, @off + @n) of the parsed frame (after the header) into
+ * @dst. Return: bytes copied. */
+static size_t np_frame_copy(const struct net_tx_pkt *t, size_t off,
+			    uint8_t *dst, size_t n)
+{
+	size_t got = 0, k;
+	unsigned int i;
+
+	for (i = 1; i < t->iovcnt && got < n; i++) {
+		const struct iovec *v = &t->iov[i];
+
+		if (off >= v->iov_len) {
+			off -= v->iov_len;
+			continue;
+		}
+		k = v->iov_len - off < n - got ? v->iov_len - off : n - got;
+		memcpy(dst + got, (const uint8_t *)v->iov_base + off, k);
+		got += k;
+		off = 0;
+	}
+	return got;
+}
+
+/*
+ * A frame for the metadata service goes to its stack, not the tap (and
+ * past the rate limiter, as its answers come back past it). Return: true
+ * when taken.
+ */
+static bool np_tx_mmds(struct net_pair *np)
+{
+	struct net_dev *n = np->n;
+	uint8_t head[MMDS_MATCH_BYTES];
+	size_t len;
+
+	if (np_frame_copy(&np->tx, 0, head, sizeof(head)) != sizeof(head) ||
+	    !mmds_stack_match(n->mmds, head, sizeof(head)))
+		return false;
+	if (!np->mmds_buf) {
+		np->mmds_buf = malloc(NET_MAX_FRAME);
+		if (!np->mmds_buf)
+			return true; /* dropped */
+	}
+	len = np_frame_copy(&np->tx, 0, np->mmds_buf, NET_MAX_FRAME);
+	return mmds_stack_tx(n->mmds, np->mmds_buf, len, clock_now_ns());
+}
+
 /* One parsed packet to the tap. Return: false to stop (held). */
 static bool np_tx_one(struct net_pair *np, struct virtio_queue *q,
 		      const struct virtq_elem *e)
@@ -97,6 +144,8 @@ static bool np_tx_one(struct net_pair *np, struct virtio_queue *q,
 				n->vdev->name, q->index, net_tx_err_str(err));
 		return true;
 	}
+	if (n->mmds && np_tx_mmds(np))
+		return true;
 	wait = rl_consume(&n->tx_rl, 1, np->tx.frame_len);
 	if (wait) {
 		if (!np->tx_throttling) {
@@ -308,6 +357,21 @@ static bool np_rx_read(struct net_pair *np)
 	return true;
 }
 
+/* The metadata service's next frame for the guest into the held
+ * packet's place. Return: false when it has none. */
+static bool np_rx_mmds(struct net_pair *np)
+{
+	size_t k = mmds_stack_rx(np->n->mmds, np->pkt + NET_HDR_SIZE,
+				 NET_MAX_FRAME, clock_now_ns());
+
+	if (!k)
+		return false;
+	memset(np->pkt, 0, NET_HDR_SIZE);
+	np->pkt_len = NET_HDR_SIZE + k;
+	np->pkt_admitted = true; /* not the tap's: no rx limit */
+	return true;
+}
+
 static void np_rx(struct net_pair *np)
 {
 	struct net_dev *n = np->n;
@@ -334,7 +398,7 @@ static void np_rx(struct net_pair *np)
 				np->rx_starved = true;
 				break;
 			}
-			if (!np_rx_read(np))
+			if ((!n->mmds || !np_rx_mmds(np)) && !np_rx_read(np))
 				break;
 			if (!np->pkt_len)
 				continue;
@@ -538,10 +602,15 @@ static void np_round(void *opaque, const uint64_t *tags, unsigned int nt,
 static int64_t np_idle(void *opaque)
 {
 	struct net_pair *np = opaque;
-	uint64_t next = np->rx_until, now;
+	uint64_t next = np->rx_until, now, m;
 
 	if (np->tx_until && (!next || np->tx_until < next))
 		next = np->tx_until;
+	/* The metadata service's resends, on pair 0 while it can take
+	 * them (a starved ring waits for the guest's rx kick). */
+	if (np->idx == 0 && np->n->mmds && np->active && !np->rx_starved &&
+	    (m = mmds_stack_deadline(np->n->mmds)) && (!next || m < next))
+		next = m;
 	if (!next)
 		return -1;
 	now = clock_now_ns();

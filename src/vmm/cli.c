@@ -153,8 +153,12 @@ static const char usage_text[] =
 "                      the jailer's start times, for the metrics'\n"
 "                      api_server startup times\n"
 "  --no-seccomp        as --seccomp off (Firecracker's spelling)\n"
-"  --metadata FILE     accepted for Firecracker's callers; microvm has no\n"
-"                      MMDS yet: a warning says the file is not served\n"
+"  --metadata FILE     the MMDS data store's first content (JSON), as\n"
+"                      PUT /mmds; guests read it over mmds-config's\n"
+"                      interfaces\n"
+"  --mmds-size-limit BYTES\n"
+"                      the MMDS data store's limit (default: the API's\n"
+"                      payload limit)\n"
 "Without --kernel/--cmdline (API and config file), the defaults are\n"
 "Firecracker's: 1 vCPU, 128 MiB, boot_args \"" FC_DEFAULT_BOOT_ARGS "\"\n"
 "plus root= for the root drive; --memory still sets the memory.\n"
@@ -655,7 +659,8 @@ enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_API_SOCK, OPT_CONFIG_FILE, OPT_ID, OPT_NO_API, OPT_BOOT_TIMER,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
        OPT_SHOW_ORIGIN, OPT_METRICS_PATH, OPT_MAX_PAYLOAD, OPT_START_US,
-       OPT_START_CPU_US, OPT_PARENT_CPU_US, OPT_NO_SECCOMP, OPT_METADATA };
+       OPT_START_CPU_US, OPT_PARENT_CPU_US, OPT_NO_SECCOMP, OPT_METADATA,
+       OPT_MMDS_LIMIT };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -692,6 +697,7 @@ static const struct option options[] = {
 	{ "parent-cpu-time-us", required_argument, NULL, OPT_PARENT_CPU_US },
 	{ "no-seccomp", no_argument, NULL, OPT_NO_SECCOMP },
 	{ "metadata", required_argument, NULL, OPT_METADATA },
+	{ "mmds-size-limit", required_argument, NULL, OPT_MMDS_LIMIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -835,6 +841,9 @@ static int cli_fc_option(int opt, const char *arg, struct vm_config *cfg,
 		return 0;
 	case OPT_METADATA: /* flintlock always passes it */
 		return path_option(opt, arg, &cfg->metadata, err, errlen);
+	case OPT_MMDS_LIMIT:
+		return u64_option(opt, arg, 1, MAX_API_PAYLOAD,
+				  &cfg->mmds_size_limit, err, errlen);
 	default:
 		return 1;
 	}

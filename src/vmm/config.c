@@ -97,6 +97,18 @@ void config_net_mac(const struct config_net *n, uint8_t mac[6])
 	mac[5] = (uint8_t)h;
 }
 
+bool config_mmds_on_net(const struct vm_config *cfg, const char *iface_id)
+{
+	unsigned int i;
+
+	if (!cfg->mmds.set || !iface_id)
+		return false;
+	for (i = 0; i < cfg->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++)
+		if (!strcmp(cfg->mmds.ifaces[i], iface_id))
+			return true;
+	return false;
+}
+
 int config_net_index(const struct vm_config *cfg, const char *iface_id)
 {
 	unsigned int i;
@@ -157,6 +169,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->log_module);
 	free(cfg->metrics_path);
 	free(cfg->metadata);
+	for (i = 0; i < cfg->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++)
+		free(cfg->mmds.ifaces[i]);
 	free(cfg->vsock.uds_path);
 	free(cfg->vsock.vsock_id);
 	memset(cfg, 0, sizeof(*cfg));
@@ -202,7 +216,7 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	unsigned int i;
 
 	*dst = *src;
-	dst->nr_disks = dst->nr_nets = 0;
+	dst->nr_disks = dst->nr_nets = dst->mmds.nr_ifaces = 0;
 	dst->kernel = dst->initrd = dst->cmdline = dst->console = NULL;
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
@@ -232,6 +246,11 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 		if (config_net_copy(&dst->nets[i], &src->nets[i]))
 			goto err_free;
 		dst->nr_nets = i + 1;
+	}
+	for (i = 0; i < src->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++) {
+		if (!dup_str(&dst->mmds.ifaces[i], src->mmds.ifaces[i]))
+			goto err_free;
+		dst->mmds.nr_ifaces = i + 1;
 	}
 	return 0;
 err_free:

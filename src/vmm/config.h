@@ -131,6 +131,19 @@ struct config_net {
 	bool vhost;          /* engine=vhost: the kernel's vhost_net */
 };
 
+/*
+ * mmds-config (PUT /mmds/config, the config file's "mmds-config"): the
+ * metadata service on the named interfaces (src/mmds/mmds.h).
+ */
+struct config_mmds {
+	bool set;
+	unsigned int version;     /* 1 or 2 */
+	uint32_t ipv4;            /* host order */
+	bool imds_compat;
+	char *ifaces[CONFIG_MAX_NETS]; /* iface_ids */
+	unsigned int nr_ifaces;
+};
+
 struct vm_config {
 	char *kernel;
 	char *initrd;
@@ -172,7 +185,10 @@ struct vm_config {
 	bool log_show_origin;
 	char *log_module;
 	char *metrics_path;
-	char *metadata;     /* --metadata FILE (no MMDS yet: not served) */
+	char *metadata;     /* --metadata FILE: the MMDS data store's start */
+	struct config_mmds mmds;
+	uint64_t mmds_size_limit; /* --mmds-size-limit; 0: the API's payload
+				   * limit (Firecracker's default) */
 	bool metrics_emit_id;
 };
 
@@ -206,6 +222,9 @@ bool config_valid_tap_name(const char *s);
  * Context: any thread; pure.
  */
 void config_net_mac(const struct config_net *n, uint8_t mac[6]);
+
+/** config_mmds_on_net() - does mmds-config name interface @iface_id? */
+bool config_mmds_on_net(const struct vm_config *cfg, const char *iface_id);
 
 /** config_net_index() - the index of interface @iface_id in @cfg, or -1. */
 int config_net_index(const struct vm_config *cfg, const char *iface_id);

@@ -57,6 +57,7 @@ enum machine_state {
 struct arch_machine;
 struct machine_disk;
 struct machine_net;
+struct mmds;
 struct machine_vsock;
 struct metrics;
 struct metrics_drive;
@@ -77,6 +78,7 @@ struct machine {
 	unsigned int nr_disks;
 	struct machine_vsock *vsock; /* NULL: none (machine_vsock.c) */
 	struct machine_net *nets;    /* cfg->nets' (machine_net.c) */
+	struct mmds *mmds;           /* the metadata store; main's */
 	unsigned int nr_nets;
 	struct arch_machine *arch;
 	/*

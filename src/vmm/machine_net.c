@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mmds/mmds.h"
 #include "virtio/net.h"
 #include "virtio/tap.h"
 #include "vmm/machine.h"
@@ -126,6 +127,16 @@ static int attach_net(struct machine *m, unsigned int i, char *err,
 	int ret;
 
 	config_net_mac(nc, c.mac);
+	if (config_mmds_on_net(m->cfg, nc->iface_id)) {
+		if (nc->vhost) {
+			snprintf(err, errlen, "network interface %s: engine "
+				 "vhost cannot serve MMDS (mmds-config names "
+				 "it; the kernel moves its packets)",
+				 nc->iface_id);
+			return -EINVAL;
+		}
+		c.mmds = m->mmds;
+	}
 	snprintf(name, sizeof(name), "net%u", i);
 	mn->mv.transport = nc->transport;
 	ret = net_dev_create(&mn->dev, &mn->mv.vdev, &c, &m->vm.mem, name);
@@ -143,9 +154,19 @@ static int attach_net(struct machine *m, unsigned int i, char *err,
 
 int machine_attach_nets(struct machine *m, char *err, size_t errlen)
 {
+	const struct config_mmds *mc = &m->cfg->mmds;
 	unsigned int i;
 	int ret;
 
+	if (mc->set && m->mmds) {
+		struct mmds_config c = {
+			.version = mc->version,
+			.ipv4 = mc->ipv4,
+			.imds_compat = mc->imds_compat,
+		};
+
+		mmds_configure(m->mmds, &c);
+	}
 	for (i = 0; i < m->nr_nets; i++) {
 		ret = attach_net(m, i, err, errlen);
 		if (ret)

@@ -20,6 +20,7 @@
 
 #include "api/fc_config.h"
 #include "api/handlers.h"
+#include "mmds/mmds.h"
 #include "util/clock.h"
 #include "util/confine.h"
 #include "util/confine_policy.h"
@@ -719,6 +720,27 @@ static void fail_startup(const char *err)
 	cli_free(&cfg);
 }
 
+/*
+ * The metadata store: always there for PUT /mmds; --metadata fills it.
+ * Its limit: --mmds-size-limit, else the API's payload limit.
+ */
+static int mmds_open(char *err, size_t errlen)
+{
+	struct mmds_config mc = {
+		.limit = cfg.mmds_size_limit ? cfg.mmds_size_limit :
+			 cfg.api_max_payload ? cfg.api_max_payload :
+					       MMDS_DEFAULT_LIMIT,
+	};
+
+	if (mmds_create(&machine.mmds, &mc)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	api_ctx.mmds = machine.mmds;
+	return cfg.metadata ? mmds_load_file(machine.mmds, cfg.metadata, err,
+					     errlen) : 0;
+}
+
 /* The API socket, before the filters (its fd goes into the control
  * thread's), and the start of its thread once they exist. */
 static int api_open(char *err, size_t errlen)
@@ -760,10 +782,11 @@ int main(int argc, char **argv)
 	}
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
-	if (cfg.metadata)
-		log_warn("--metadata %s: microvm has no MMDS yet; the guest "
-			 "does not get this file", cfg.metadata);
 	machine_reset(&machine);
+	if (mmds_open(err, sizeof(err))) {
+		fail_startup(err);
+		return VM_EXIT_STARTUP;
+	}
 	thread_stack_default(); /* before the first thread */
 	preboot_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (preboot_fd < 0 || api_open(err, sizeof(err))) {
@@ -872,6 +895,7 @@ int main(int argc, char **argv)
 		(void)metrics_write(&machine, metrics_fd);
 	machine_undo(&machine, NR_STEPS);
 	metrics_exit(&machine);
+	mmds_destroy(machine.mmds);
 	log_exit_time("teardown done");
 	cli_free(&cfg);
 	return status;

@@ -17,10 +17,12 @@
 #define NONE ((size_t)-1)
 
 /* Each key: the sum of one or two counters of struct net_dev_stats. */
-static const struct {
+struct net_key {
 	const char *name;
 	size_t a, b;
-} net_keys[] = {
+};
+
+static const struct net_key net_keys[] = {
 	/* Firecracker's. */
 	{ "rx_bytes_count", NS(rx_bytes), NONE },
 	{ "rx_packets_count", NS(rx_packets), NONE },
@@ -41,6 +43,22 @@ static const struct {
 };
 #define NR_NET_KEYS (sizeof(net_keys) / sizeof(net_keys[0]))
 
+/* Firecracker's "mmds" group: the metadata service over every interface
+ * that serves it. */
+static const struct net_key mmds_keys[] = {
+	{ "rx_accepted", NS(mmds.rx_accepted), NONE },
+	{ "rx_accepted_err", NS(mmds.rx_accepted_err), NONE },
+	{ "rx_bad_eth", NS(mmds.rx_bad_eth), NONE },
+	{ "rx_count", NS(mmds.rx_count), NONE },
+	{ "tx_bytes", NS(mmds.tx_bytes), NONE },
+	{ "tx_count", NS(mmds.tx_count), NONE },
+	{ "tx_errors", NS(mmds.tx_errors), NONE },
+	{ "tx_frames", NS(mmds.tx_frames), NONE },
+	{ "connections_created", NS(mmds.connections_created), NONE },
+	{ "connections_destroyed", NS(mmds.connections_destroyed), NONE },
+};
+#define NR_MMDS_KEYS (sizeof(mmds_keys) / sizeof(mmds_keys[0]))
+
 static uint64_t field(const struct net_dev_stats *s, size_t off)
 {
 	uint64_t v;
@@ -54,12 +72,11 @@ static uint64_t field(const struct net_dev_stats *s, size_t off)
 /* Key @k of interface @i since the last line; a counter that restarted
  * (a device made again) reports all it has. */
 static uint64_t net_delta(const struct metrics *mt, unsigned int i,
-			  unsigned int k)
+			  const struct net_key *key)
 {
-	uint64_t cur = field(&mt->net[i], net_keys[k].a) +
-		       field(&mt->net[i], net_keys[k].b);
-	uint64_t old = field(&mt->net_reported[i], net_keys[k].a) +
-		       field(&mt->net_reported[i], net_keys[k].b);
+	uint64_t cur = field(&mt->net[i], key->a) + field(&mt->net[i], key->b);
+	uint64_t old = field(&mt->net_reported[i], key->a) +
+		       field(&mt->net_reported[i], key->b);
 
 	return cur >= old ? cur - old : cur;
 }
@@ -97,7 +114,7 @@ int metrics_add_nets(struct metrics *mt, const struct metrics_source *src,
 		if (!o)
 			return -ENOMEM;
 		for (k = 0; k < NR_NET_KEYS; k++) {
-			d = net_delta(mt, i, k);
+			d = net_delta(mt, i, &net_keys[k]);
 			agg[k] += d;
 			json_object_object_add(o, net_keys[k].name,
 					       json_object_new_uint64(d));
@@ -112,5 +129,15 @@ int metrics_add_nets(struct metrics *mt, const struct metrics_source *src,
 		json_object_object_add(o, net_keys[k].name,
 				       json_object_new_uint64(agg[k]));
 	json_object_object_add(root, "net", o);
+	o = json_object_new_object();
+	if (!o)
+		return -ENOMEM;
+	for (k = 0; k < NR_MMDS_KEYS; k++) {
+		for (d = 0, i = 0; i < mt->nr_nets; i++)
+			d += net_delta(mt, i, &mmds_keys[k]);
+		json_object_object_add(o, mmds_keys[k].name,
+				       json_object_new_uint64(d));
+	}
+	json_object_object_add(root, "mmds", o);
 	return 0;
 }

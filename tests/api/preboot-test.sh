@@ -156,6 +156,29 @@ case "$body" in
 *) bad "vm/config network-interfaces: $body" ;;
 esac
 refuse PUT /network-interfaces/eth1 '{"iface_id": "eth1", "host_dev_name": "lo"}'
+# MMDS: the data store any time (PATCH only once a PUT made it), its
+# config before boot naming configured interfaces only.
+expect 200 GET /mmds
+[ "$body" = '{}' ] && ok "an empty store reads {}" || bad "GET /mmds: $body"
+call PATCH /mmds '{"latest": {"a": "b"}}'
+case "$code:$body" in 400:*'not initialized'*) ok "PATCH before PUT: $body" ;; *) bad "PATCH before PUT: $code $body" ;; esac
+expect 204 PUT /mmds '{"latest": {"meta-data": {"ami-id": "ami-1", "reservation-id": "r-1"}}}'
+expect 204 PATCH /mmds '{"latest": {"meta-data": {"ami-id": null, "local-hostname": "h"}}}'
+expect 200 GET /mmds
+[ "$body" = '{"latest":{"meta-data":{"reservation-id":"r-1","local-hostname":"h"}}}' ] &&
+	ok "PUT then PATCH (RFC 7396): $body" || bad "GET /mmds after PATCH: $body"
+refuse PUT /mmds '{"latest": '
+expect 200 GET /mmds
+case "$body" in *'"local-hostname":"h"'*) ok "a refused PUT /mmds changed nothing" ;; *) bad "store after a refused PUT: $body" ;; esac
+refuse PUT /mmds/config '{"network_interfaces": ["eth9"]}'
+refuse PUT /mmds/config '{"network_interfaces": []}'
+refuse PUT /mmds/config '{"network_interfaces": ["eth0"], "ipv4_address": "10.0.0.1"}'
+expect 204 PUT /mmds/config '{"network_interfaces": ["eth0"], "version": "V2", "ipv4_address": "169.254.170.2"}'
+expect 200 GET /vm/config
+case "$body" in
+*'"mmds-config":{"network_interfaces":["eth0"],"version":"V2","ipv4_address":"169.254.170.2","imds_compat":false}'*) ok "vm/config has mmds-config" ;;
+*) bad "vm/config mmds-config: $body" ;;
+esac
 expect 400 PUT /actions '{"action_type": "InstanceStart"}'
 case "$body" in
 *'network interface eth0: tap lo: '*) ok "InstanceStart names the tap: $body" ;;
@@ -176,10 +199,25 @@ pid=
 [ $st -eq 143 ] && ok "SIGTERM: status 143" || bad "SIGTERM: status $st"
 [ -e "$sock" ] && bad "socket left after a run that never booted" ||
 	ok "socket removed"
+# --metadata that is not JSON, or over --mmds-size-limit: one line
+# naming the file, status 1, before anything is served.
+echo 'not json' >"$work/bad.json"
+"$microvm" --api-sock "$sock" --metadata "$work/bad.json" 2>"$work/stderr3"
+st=$?
+[ $st -eq 1 ] && grep -q -- "--metadata $work/bad.json: .*not one JSON value" "$work/stderr3" &&
+	ok "--metadata not JSON: status $st, $(cat "$work/stderr3")" ||
+	bad "--metadata not JSON: status $st, $(cat "$work/stderr3")"
+echo '{"latest": {"user-data": "0123456789012345678901234567890123456789"}}' >"$work/big.json"
+"$microvm" --api-sock "$sock" --metadata "$work/big.json" --mmds-size-limit 40 2>"$work/stderr3"
+st=$?
+[ $st -eq 1 ] && grep -q -- "--metadata $work/big.json: more than the data store's limit of 40 bytes" "$work/stderr3" &&
+	ok "--metadata over --mmds-size-limit: $(cat "$work/stderr3")" ||
+	bad "--metadata over the limit: status $st, $(cat "$work/stderr3")"
 # Firecracker's callers' flags: --no-seccomp (firecracker-go-sdk's
-# default), --metadata (flintlock's; no MMDS: a warning), and a payload
-# limit of 100 bytes.
-"$microvm" --api-sock "$sock" --no-seccomp --metadata /etc/hostname \
+# default), --metadata (flintlock's: the store's first content), and a
+# payload limit of 100 bytes.
+echo '{"latest": {"meta-data": "instance-id: i-1"}}' >"$work/metadata.json"
+"$microvm" --api-sock "$sock" --no-seccomp --metadata "$work/metadata.json" \
 	--http-api-max-payload-size 100 2>"$work/stderr2" &
 pid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
@@ -187,9 +225,9 @@ expect 204 PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128}'
 call PUT /machine-config '{"vcpu_count": 1, "mem_size_mib": 128, "smt": false, "track_dirty_pages": false, "huge_pages": "None", "cpu_template": "None"}'
 [ "$code" = 400 ] && ok "a body over --http-api-max-payload-size 100 refused" ||
 	bad "a 101+ byte body with a 100-byte limit -> $code"
-grep -q -- '--metadata /etc/hostname: microvm has no MMDS' "$work/stderr2" &&
-	ok "--metadata: $(head -n 1 "$work/stderr2")" ||
-	bad "--metadata warning: $(cat "$work/stderr2")"
+expect 200 GET /mmds
+[ "$body" = '{"latest":{"meta-data":"instance-id: i-1"}}' ] &&
+	ok "--metadata filled the store: $body" || bad "GET /mmds after --metadata: $body"
 grep -q '^Seccomp:[[:space:]]*0' "/proc/$pid/status" &&
 	ok "--no-seccomp: no filter" || bad "--no-seccomp: $(grep Seccomp "/proc/$pid/status")"
 kill -TERM "$pid"

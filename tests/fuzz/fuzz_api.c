@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "mmds/mmds.h"
 #include "vmm/config.h"
 #include "vmm/machine.h"
 
@@ -36,6 +37,7 @@ static const char *const methods[] = { "GET", "PUT", "PATCH", "POST",
 
 static struct machine fm;
 static struct vm_config fcfg;
+static struct mmds *fmmds;
 static unsigned int fail_mask;
 
 /* The lifecycle, as machine_lifecycle.c checks it, without a VM. */
@@ -196,13 +198,21 @@ static void one(struct api_ctx *c, const struct api_request *req)
 	struct api_response r = { 0 };
 	int before = atomic_load(&fm.state);
 	char *cfg_before = fc_vm_config_json(&fcfg), *cfg_after;
+	char *mmds_before = mmds_get_json(fmmds), *mmds_after;
 	bool is_change = strcmp(req->method, "GET") != 0;
 
 	api_handle(c, req, &r);
 	check_answer(&r);
 	cfg_after = fc_vm_config_json(&fcfg);
-	if (!cfg_before || !cfg_after)
+	mmds_after = mmds_get_json(fmmds);
+	if (!cfg_before || !cfg_after || !mmds_before || !mmds_after)
 		abort();
+	/* A 400 or a read leaves the metadata store as it was. */
+	if ((r.status == 400 || !is_change) &&
+	    strcmp(mmds_before, mmds_after))
+		abort();
+	free(mmds_before);
+	free(mmds_after);
 	if (r.status == 400 &&
 	    (strcmp(cfg_before, cfg_after) || atomic_load(&fm.state) != before))
 		abort();
@@ -220,6 +230,7 @@ static void one(struct api_ctx *c, const struct api_request *req)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct api_ctx c = { .m = &fm, .cfg = &fcfg, .act = &acts };
+	struct mmds_config mc = { .limit = 512 };
 	struct api_request req;
 	const uint8_t *nl;
 	char *path, *body;
@@ -228,6 +239,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 3)
 		return 0;
 	setup((enum machine_state)(data[0] % 4));
+	mmds_destroy(fmmds);
+	if (mmds_create(&fmmds, &mc) ||
+	    mmds_put(fmmds, "{\"latest\":{\"a\":\"b\"}}", 20, NULL, 0))
+		abort();
+	c.mmds = fmmds;
 	fail_mask = data[1];
 	req.method = methods[data[2] % (sizeof(methods) / sizeof(methods[0]))];
 	data += 3;

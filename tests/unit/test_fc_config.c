@@ -663,7 +663,7 @@ static const struct file_row file_rows[] = {
 	{ "{\"vsock\":[]}", "vsock must be an object" },
 	{ "{\"balloon\":{\"amount_mib\":1}}", "\"balloon\"" },
 	{ "{\"mmds-config\":{\"network_interfaces\":[\"eth0\"]}}",
-	  "\"mmds-config\"" },
+	  "mmds-config: network interface eth0: no such iface_id" },
 	{ "{\"cpu-config\":{\"kvm_capabilities\":[]}}", "\"cpu-config\"" },
 	{ "{\"drives\":{}}", "drives: must be an array" },
 	{ "{\"drives\":[{\"drive_id\":\"a\",\"path_on_host\":\"/a\","
@@ -1097,6 +1097,89 @@ static void test_net_config_file(void)
 	config_free(&a);
 }
 
+/* mmds-config: PUT and the config file, every refusal changing nothing,
+ * the round trip through GET /vm/config. */
+static void test_mmds_config(void)
+{
+	static const struct file_row rows[] = {
+		{ "{}", "missing field: network_interfaces" },
+		{ "{\"network_interfaces\":[]}", "is empty" },
+		{ "{\"network_interfaces\":\"eth0\"}", "must be an array" },
+		{ "{\"network_interfaces\":[\"eth9\"]}", "eth9: no such iface_id" },
+		{ "{\"network_interfaces\":[\"eth0\",\"eth0\"]}", "twice" },
+		{ "{\"network_interfaces\":[\"vh\"]}", "engine vhost cannot serve MMDS" },
+		{ "{\"network_interfaces\":[\"eth0\"],\"version\":\"V3\"}", "version" },
+		{ "{\"network_interfaces\":[\"eth0\"],\"ipv4_address\":\"10.0.0.1\"}",
+		  "not a link-local unicast address" },
+		{ "{\"network_interfaces\":[\"eth0\"],\"ipv4_address\":\"169.254.1\"}",
+		  "not an IPv4 address" },
+		{ "{\"network_interfaces\":[\"eth0\"],\"ipv4_address\":\"169.254.255.255\"}",
+		  "not a link-local" },
+		{ "{\"network_interfaces\":[\"eth0\"],\"x\":1}", "unknown field \"x\"" },
+	};
+	struct vm_config a, b;
+	char err[512] = "", *ja, *jb, *path;
+	size_t i;
+
+	cfg_init(&a);
+	CHECK_EQ(fc_put_net(&a, "eth0", NET0, strlen(NET0), err, sizeof(err)),
+		 0);
+	CHECK_EQ(fc_put_net(&a, "vh", "{\"iface_id\":\"vh\",\"host_dev_name\":"
+			    "\"tap9\",\"engine\":\"vhost\"}",
+			    strlen("{\"iface_id\":\"vh\",\"host_dev_name\":"
+				   "\"tap9\",\"engine\":\"vhost\"}"),
+			    err, sizeof(err)), 0);
+	ja = fc_vm_config_json(&a);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		err[0] = '\0';
+		CHECK_EQ(fc_put_mmds_config(&a, rows[i].text,
+					    strlen(rows[i].text), err,
+					    sizeof(err)), -EINVAL);
+		if (!strstr(err, rows[i].needle))
+			fprintf(stderr, "mmds row %zu: '%s'\n", i, err);
+		CHECK(strstr(err, rows[i].needle) != NULL);
+		jb = fc_vm_config_json(&a);
+		CHECK(jb && !strcmp(ja, jb));
+		free(jb);
+	}
+	free(ja);
+	CHECK(!a.mmds.set && !config_mmds_on_net(&a, "eth0"));
+	CHECK_EQ(fc_put_mmds_config(&a, "{\"network_interfaces\":[\"eth0\"],"
+				    "\"version\":\"V2\",\"ipv4_address\":"
+				    "\"169.254.170.2\"}", 77, err, sizeof(err)),
+		 0);
+	CHECK(a.mmds.set && a.mmds.version == 2 &&
+	      a.mmds.ipv4 == 0xa9feaa02u && config_mmds_on_net(&a, "eth0") &&
+	      !config_mmds_on_net(&a, "vh"));
+	ja = fc_vm_config_json(&a);
+	CHECK(ja && strstr(ja, "\"mmds-config\":{\"network_interfaces\":"
+			   "[\"eth0\"],\"version\":\"V2\",\"ipv4_address\":"
+			   "\"169.254.170.2\",\"imds_compat\":false}"));
+	/* The config file takes it back (interfaces before mmds-config). */
+	path = write_tmp(ja);
+	cfg_init(&b);
+	CHECK_EQ(fc_load_config_file(&b, path, err, sizeof(err)), 0);
+	jb = fc_vm_config_json(&b);
+	CHECK(ja && jb && !strcmp(ja, jb));
+	/* A copy keeps it. */
+	config_free(&b);
+	CHECK_EQ(config_copy(&b, &a), 0);
+	free(jb);
+	jb = fc_vm_config_json(&b);
+	CHECK(ja && jb && !strcmp(ja, jb));
+	unlink(path);
+	free(path);
+	free(ja);
+	free(jb);
+	config_free(&b);
+	/* Flintlock's: V1, the default address. */
+	CHECK_EQ(fc_put_mmds_config(&a, "{\"network_interfaces\":[\"eth0\"],"
+				    "\"version\":\"V1\"}", 46, err, sizeof(err)),
+		 0);
+	CHECK(a.mmds.version == 1 && a.mmds.ipv4 == 0xa9fea9feu);
+	config_free(&a);
+}
+
 struct finalize_row {
 	const char *boot;   /* PUT /boot-source body, NULL: none */
 	const char *drives[3];
@@ -1178,6 +1261,7 @@ int main(void)
 	test_net();
 	test_net_patch();
 	test_net_config_file();
+	test_mmds_config();
 	test_patch();
 	test_config_file();
 	test_config_file_bad();

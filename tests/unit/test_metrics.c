@@ -486,7 +486,10 @@ static void test_net(void)
 					   .tx_errors = 1, .tx_drops = 2,
 					   .rx_throttled = 4 } },
 		{ .id = "eth1", .stats = { .rx_bytes = 500, .rx_drops = 3,
-					   .rx_errors = 1, .ctrl_ok = 2 } },
+					   .rx_errors = 1, .ctrl_ok = 2,
+					   .mmds = { .rx_count = 7,
+						     .connections_created = 2,
+						     .tx_frames = 5 } } },
 	};
 	struct metrics_source src = { .nets = nets, .nr_nets = 2 };
 	struct metrics *mt = metrics_new(-1);
@@ -506,8 +509,13 @@ static void test_net(void)
 	CHECK_EQ(jnum(o, "net_eth0.tx_packets_count"), 2);
 	CHECK_EQ(jnum(o, "net_eth1.rx_dropped"), 3);
 	CHECK_EQ(jnum(o, "net_eth1.tx_rate_limiter_throttled"), 0);
+	CHECK_EQ(jnum(o, "mmds.rx_count"), 7);
+	CHECK_EQ(jnum(o, "mmds.connections_created"), 2);
+	CHECK_EQ(jnum(o, "mmds.tx_frames"), 5);
+	CHECK_EQ(jnum(o, "mmds.connections_destroyed"), 0);
 	json_object_put(o);
 	nets[1].stats.rx_bytes += 60;
+	nets[1].stats.mmds.connections_created += 1;
 	nets[0].stats.tx_packets += 5;
 	o = emit_parse(mt, &src);
 	CHECK_EQ(jnum(o, "net.rx_bytes_count"), 60);
@@ -515,12 +523,15 @@ static void test_net(void)
 	CHECK_EQ(jnum(o, "net_eth0.rx_bytes_count"), 0);
 	CHECK_EQ(jnum(o, "net_eth0.tx_packets_count"), 5);
 	CHECK_EQ(jnum(o, "net.rx_fails"), 0);
+	CHECK_EQ(jnum(o, "mmds.connections_created"), 1);
+	CHECK_EQ(jnum(o, "mmds.rx_count"), 0);
 	json_object_put(o);
 	src.nets = NULL;
 	src.nr_nets = 0;
 	o = emit_parse(mt, &src);
 	CHECK(!json_object_object_get_ex(o, "net", &v));
 	CHECK(!json_object_object_get_ex(o, "net_eth0", &v));
+	CHECK(!json_object_object_get_ex(o, "mmds", &v));
 	json_object_put(o);
 	metrics_free(mt);
 }

@@ -101,7 +101,7 @@ e2e_stage()
 
 # e2e_disk_root ART TOKEN RO_CONTENT SIZE OUT: the disk guests' root file
 # system (disk-test.sh, snapshot-test.sh), an ext4 image of SIZE bytes in
-# file OUT: busybox, fio with every library ldd lists, ART's outb, the
+# file OUT: busybox, fio with every library ldd lists, ART's outb and netpeer, the initramfs's modules, the
 # scenario scripts, guest/disk-init.sh as /sbin/init, and the data the
 # guest compares against (TOKEN, ./pattern-a, ./pattern-b, and file
 # RO_CONTENT as /e2e/ro-content). Staged in a temporary directory.
@@ -116,7 +116,10 @@ e2e_disk_root()
 	for applet in $(/bin/busybox --list-full); do
 		[ -e "$dir/$applet" ] || ln -s /bin/busybox "$dir/$applet"
 	done
-	install -m 755 "$art/bin/outb" "$dir/bin/outb"
+	install -m 755 "$art/bin/outb" "$art/bin/netpeer" "$dir/bin/"
+	# The initramfs's modules (virtio_net's for the MMDS reads).
+	(cd "$dir" && gzip -dc "$art/l2-initrd.cpio.gz" |
+		cpio -id --quiet 'lib/modules/*') || return 1
 	e2e_stage "$(command -v fio)" "$dir"
 	while read -r lib; do
 		e2e_stage "$lib" "$dir"

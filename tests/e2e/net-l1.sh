@@ -32,6 +32,39 @@ tmp=${TMPDIR:-/tmp}
 tap=mvtap0
 result=0
 
+# shellcheck source=mmds-lib-l1.sh
+. "$(dirname "$0")/mmds-lib-l1.sh"
+
+# The config-file run also serves MMDS (V2) on eth0: an EC2-shaped store
+# from --metadata, and what the guest reads of it.
+mmds_cmdline="microvm.mmds=V2 microvm.mmdsget=/latest/meta-data,/latest/meta-data/ami-id,json:/latest/meta-data/network,/latest/nope"
+mmds_metadata()
+{
+	echo '{"latest": {"meta-data": {"ami-id": "ami-12345678", "local-hostname": "mvm-net", "network": {"mac": "'"$mac"'", "subnet": "10.0.2.0/24"}}}}' >"$1"
+}
+mmds_checks()
+{
+	for row in "notoken:/latest 401" "token 200" \
+		"/latest/meta-data 200 ami-id\nlocal-hostname\nnetwork/" \
+		"/latest/meta-data/ami-id 200 ami-12345678" \
+		"json:/latest/meta-data/network 200 {\"mac\":\"$mac\",\"subnet\":\"10.0.2.0/24\"}" \
+		"/latest/nope 404"; do
+		# shellcheck disable=SC2086
+		set -- $row
+		if [ $# -ge 3 ]; then
+			mmds_expect "$tmp/console" "$1" "$2" "$3"
+		else
+			mmds_expect "$tmp/console" "$1" "$2"
+		fi && say "$mmds_msg" || bad "$mmds_msg"
+	done
+	# The stack's counters: a connection per request, all closed.
+	line=$(grep 'mmds: rx-frames' "$tmp/stderr")
+	case "$line" in
+	*" connections 6 closed 6"*) say "mmds stats: ${line#*mmds: }" ;;
+	*) bad "mmds stats: '$line' (want 6 connections, 6 closed)" ;;
+	esac
+}
+
 # run_one NAME OPTS: one microvm run, its checks' lines printed.
 run_one()
 {
@@ -56,17 +89,20 @@ run_one()
 	*config-file*)
 		rate=$(echo "$opts" | sed -n 's/.*rate=\([0-9]*\).*/\1/p')
 		rl="{\"bandwidth\": {\"size\": $((${rate:-0} / 2)), \"refill_time\": 500}}"
+		mmds_metadata "$tmp/metadata.json"
 		cat >"$tmp/vm.json" <<JSON
 {
   "boot-source": { "kernel_image_path": "$kernel", "initrd_path": "$initrd",
-                   "boot_args": "$cmdline" },
+                   "boot_args": "$cmdline $mmds_cmdline" },
   "machine-config": { "vcpu_count": $cpus, "mem_size_mib": 256 },
   "network-interfaces": [ { "iface_id": "eth0", "host_dev_name": "$tap",
                             "guest_mac": "$mac",
-                            "rx_rate_limiter": $rl, "tx_rate_limiter": $rl } ]
+                            "rx_rate_limiter": $rl, "tx_rate_limiter": $rl } ],
+  "mmds-config": { "version": "V2", "network_interfaces": [ "eth0" ] }
 }
 JSON
 		"$microvm" --config-file "$tmp/vm.json" --no-api --stats \
+			--metadata "$tmp/metadata.json" \
 			--timeout 400 --console "$tmp/console" </dev/null \
 			2>"$tmp/stderr" &
 		;;
@@ -128,6 +164,7 @@ JSON
 	echo "NET-STDERR-BEGIN: $name"
 	cat "$tmp/stderr"
 	echo "NET-STDERR-END: $name"
+	case "$opts" in *config-file*) mmds_checks ;; esac
 	echo "NET-RUN: $name status $st in $(($(date +%s) - start)) s"
 	[ "$st" = 0 ] || result=1
 }

@@ -59,7 +59,8 @@ run_guest()
 {
 	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-1} \
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
-		--timeout 600 -- /bin/sh "$E2E_DIR/netns-l1.sh" \
+		--timeout 600 --file "$E2E_DIR/mmds-lib-l1.sh" \
+		-- /bin/sh "$E2E_DIR/netns-l1.sh" \
 		/bin/sh "$E2E_DIR/net-l1.sh" "$microvm" \
 		"$art/vmlinuz" "$art/l2-initrd.cpio.gz" "$cpus" "$all_bytes" \
 		"$MAC" "${runs[@]}" >out.log 2>err.log

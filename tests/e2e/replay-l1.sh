@@ -15,8 +15,10 @@
 #              /logger, /metrics, /machine-config, GET /machine-config,
 #              PUT /boot-source, /drives (root last), InstanceStart;
 #              Shutdown() is SendCtrlAltDel.
-#   flintlock  --id --boot-timer --no-api --config-file; the guest ends
-#              itself after its fio rounds.
+#   flintlock  --id --boot-timer --no-api --config-file --metadata, a
+#              network interface and MMDS V1 on it; the guest reads
+#              its cloud-init data from MMDS and ends itself after its
+#              fio rounds.
 # What the caller does that microvm refuses is tried first, exactly, and
 # reported as a REPLAY-GAP line; the run goes on with the nearest call
 # microvm takes (named in that line). Prints REPLAY-OK / REPLAY-FAIL
@@ -33,6 +35,8 @@ pid=
 ok() { echo "REPLAY-OK: $*"; }
 bad() { echo "REPLAY-FAIL: $*"; fails=$((fails + 1)); }
 gap() { echo "REPLAY-GAP: $*"; }
+# shellcheck source=mmds-lib-l1.sh
+. "$(dirname "$0")/mmds-lib-l1.sh"
 
 # call METHOD PATH [BODY]: as a go-swagger client over the Unix socket
 # (both callers use one); sets code and body.
@@ -329,48 +333,51 @@ replay_gosdk()
 	rm -f "$sock"
 }
 
-# flintlock_config FILE MMDS: infrastructure/microvm/firecracker's
-# VmmConfig as encoding/json writes it (json.Marshal; field order of its
-# struct), with the smt true it sets on amd64; MMDS 1 keeps the V1
-# mmds-config it always sets. The test's own boot_args: 2 CPUs as two
-# threads of one core (the guest checks its topology).
+# flintlock_config FILE: infrastructure/microvm/firecracker's VmmConfig
+# as encoding/json writes it (json.Marshal; field order of its struct),
+# with the smt true it sets on amd64, its network interface (metadata
+# requests allowed) and the V1 mmds-config naming it, which it always
+# sets. The test's own boot_args: 2 CPUs as two threads of one core
+# (the guest checks its topology) and what to read from MMDS.
 flintlock_config()
 {
 	{
 		printf '{'
 		printf '"drives":[{"drive_id":"root","path_on_host":"%s","is_root_device":true,"is_read_only":false,"cache_type":"Unsafe"},' "$root"
 		printf '{"drive_id":"data","path_on_host":"%s","is_root_device":false,"is_read_only":false,"cache_type":"Unsafe"}],' "$data"
-		printf '"boot-source":{"kernel_image_path":"%s","initrd_path":"%s","boot_args":"console=ttyS0 ds=nocloud-net;s=http://169.254.169.254/latest/ i8042.dumbkbd i8042.noaux i8042.nomux i8042.nopnp microvm.cpus=2 microvm.fio=/dev/vdb microvm.rounds=%s microvm.smt=1 microvm.test=api panic=1 pci=off quiet reboot=k"},' "$kernel" "$initrd" "$rounds"
+		printf '"boot-source":{"kernel_image_path":"%s","initrd_path":"%s","boot_args":"console=ttyS0 ds=nocloud-net;s=http://169.254.169.254/latest/ i8042.dumbkbd i8042.noaux i8042.nomux i8042.nopnp microvm.cpus=2 microvm.fio=/dev/vdb microvm.mmds=V1 microvm.mmdsget=/latest,/latest/meta-data,/latest/user-data,/latest/vendor-data microvm.rounds=%s microvm.smt=1 microvm.test=api panic=1 pci=off quiet reboot=k"},' "$kernel" "$initrd" "$rounds"
 		printf '"logger":{"log_path":"%s/firecracker.log","level":"Debug","show_level":true,"show_log_origin":true},' "$work"
 		printf '"machine-config":{"vcpu_count":2,"mem_size_mib":256,"smt":true,"track_dirty_pages":false},'
 		printf '"metrics":{"metrics_path":"%s/firecracker.metrics"},' "$work"
-		[ "$2" = 1 ] && printf '"mmds-config":{"version":"V1"},'
-		printf '"network-interfaces":[]}'
+		printf '"mmds-config":{"version":"V1","network_interfaces":["eth0"]},'
+		printf '"network-interfaces":[{"iface_id":"eth0","host_dev_name":"fltap0","guest_mac":"AA:FC:00:00:00:01"}]}'
 	} >"$1"
 }
 
 # flintlock's firecracker provider (create.go): the log and metrics
-# files made first, then firecracker --id UID --boot-timer --no-api
-# --config-file FILE --metadata FILE, stdin empty.
+# files made first, the metadata file ({"latest": spec.Metadata}, strings
+# for cloud-init's nocloud-net), then firecracker --id UID --boot-timer
+# --no-api --config-file FILE --metadata FILE, stdin empty. Its tap
+# exists beforehand (flintlock's network service makes it).
 replay_flintlock()
 {
 	uid=01HQ7ZJ6V3X2Q8K4W9N5T1R0YB
+	if [ -f /lib/modules/net.order ]; then
+		for m in $(cat /lib/modules/net.order); do
+			[ -d "/sys/module/$m" ] || insmod "/lib/modules/$m.ko" ||
+				bad "insmod $m.ko"
+		done
+	fi
+	ip tuntap add dev fltap0 mode tap 2>/dev/null ||
+		ok "busybox ip has no tuntap: microvm makes the tap fltap0 (flintlock makes it first)"
 	: >>"$work/firecracker.log"
 	: >>"$work/firecracker.metrics"
-	echo '{"latest":{}}' >"$work/metadata.json"
-	flintlock_config "$work/firecracker.cfg" 1
-	if try_start --id "$uid" --boot-timer --no-api \
-		--config-file "$work/firecracker.cfg" \
-		--metadata "$work/metadata.json"; then
-		ok "flintlock's exact command line and config accepted"
-		kill -TERM "$pid"
-		wait_exit 100
-	else
-		gap "the run goes on without --metadata and mmds-config"
-	fi
-	flintlock_config "$work/firecracker.cfg" 0
+	printf '{"latest":{"meta-data":"instance-id: %s\\nlocal-hostname: mvm0\\n","user-data":"#cloud-config\\nhostname: mvm0\\n"}}' \
+		"$uid" >"$work/metadata.json"
+	flintlock_config "$work/firecracker.cfg"
 	start --id "$uid" --boot-timer --no-api \
-		--config-file "$work/firecracker.cfg"
+		--config-file "$work/firecracker.cfg" \
+		--metadata "$work/metadata.json"
 	wait_rounds
 	# The guest ends itself after its rounds (no API to end it with).
 	wait_exit 1200
@@ -382,6 +389,16 @@ replay_flintlock()
 	grep -q '^E2E-CHECK: topology: .*cores 0 0, 2 thread(s) per core' \
 		"$work/console" && ok "smt true: the guest's CPUs 0-1 are one core's threads" ||
 		bad "smt true: the guest saw no 2 threads per core"
+	# What cloud-init's nocloud-net reads, as flintlock put it there.
+	mmds_expect "$work/console" /latest 200 'meta-data\nuser-data' &&
+		ok "$mmds_msg" || bad "$mmds_msg"
+	mmds_expect "$work/console" /latest/meta-data 200 \
+		"instance-id: $uid\nlocal-hostname: mvm0\n" &&
+		ok "$mmds_msg" || bad "$mmds_msg"
+	mmds_expect "$work/console" /latest/user-data 200 \
+		'#cloud-config\nhostname: mvm0\n' && ok "$mmds_msg" || bad "$mmds_msg"
+	mmds_expect "$work/console" /latest/vendor-data 404 &&
+		ok "$mmds_msg" || bad "$mmds_msg"
 	ok "log file: $(wc -c <"$work/firecracker.log") byte(s)"
 }
 

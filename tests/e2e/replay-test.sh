@@ -44,6 +44,7 @@ run_guest()
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 		--timeout 600 --disk-file "$work/root.raw" \
 		--disk-file "$work/data.raw" --file "$curl" \
+		--file "$E2E_DIR/mmds-lib-l1.sh" \
 		-- /bin/sh "$E2E_DIR/replay-l1.sh" "$caller" "$microvm" "$curl" \
 		"$art/vmlinuz" "$art/l2-initrd.cpio.gz" "$work/root.raw" \
 		"$work/data.raw" >out 2>err

@@ -13,6 +13,13 @@
  *                                         half-close, wait for the
  *                                         receiver's close
  *
+ *   netpeer http METHOD HOST PATH [HEADER...]
+ *                                         one HTTP/1.1 request to HOST
+ *                                         port 80 (the metadata
+ *                                         service), the whole response
+ *                                         copied to stdout, read until
+ *                                         the server closes
+ *
  * CPU pins the process (the guest's transmit queue follows the CPU).
  * Prints one line, "NETPEER: ok recv|send port P: N bytes in T ms" or
  * "NETPEER: FAIL ...", and exits 0 or 1. Nothing waits longer than
@@ -214,6 +221,58 @@ static int do_send(const char *host, unsigned long long bytes,
 	return 0;
 }
 
+#define NETPEER_HTTP_MAX (1u << 20)
+
+static int do_http(const char *method, const char *host, const char *path,
+		   char **headers, int nh)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(80) };
+	static char req[8192], resp[NETPEER_HTTP_MAX];
+	size_t len = 0, got = 0;
+	ssize_t n;
+	int c, i;
+
+	port = 80;
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		fail("bad address '%s'", host);
+	len = (size_t)snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: %s"
+			       "\r\n", method, path, host);
+	for (i = 0; i < nh && len < sizeof(req); i++)
+		len += (size_t)snprintf(req + len, sizeof(req) - len, "%s\r\n",
+					headers[i]);
+	if (len + 3 > sizeof(req))
+		fail("request too long");
+	len += (size_t)snprintf(req + len, sizeof(req) - len, "\r\n");
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+		fail("connect %s:80: %s", host, strerror(errno));
+	for (size_t off = 0; off < len;) {
+		wait_fd(c, POLLOUT, "write");
+		n = write(c, req + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("write: %s", strerror(errno));
+		off += (size_t)n;
+	}
+	while (got < sizeof(resp)) {
+		wait_fd(c, POLLIN, "the response");
+		n = read(c, resp + got, sizeof(resp) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("read after %zu bytes: %s", got, strerror(errno));
+		if (!n)
+			break;
+		got += (size_t)n;
+	}
+	close(c);
+	if (got < 12 || strncmp(resp, "HTTP/1.1 ", 9))
+		fail("no HTTP response (%zu bytes)", got);
+	fwrite(resp, 1, got, stdout);
+	return 0;
+}
+
 static unsigned long long number(const char *s, const char *what)
 {
 	char *end;
@@ -254,7 +313,12 @@ int main(int argc, char **argv)
 		return do_send(argv[2], number(argv[4], "bytes"),
 			       (uint32_t)number(argv[5], "seed"));
 	}
+	if (argc >= 5 && !strcmp(argv[1], "http")) {
+		mode = "http";
+		return do_http(argv[2], argv[3], argv[4], argv + 5, argc - 5);
+	}
 	fprintf(stderr, "usage: netpeer recv PORT BYTES SEED [CPU]\n"
-			"       netpeer send HOST PORT BYTES SEED [CPU]\n");
+			"       netpeer send HOST PORT BYTES SEED [CPU]\n"
+			"       netpeer http METHOD HOST PATH [HEADER...]\n");
 	return 2;
 }

@@ -331,12 +331,23 @@ e2e_api_fio()
 
 scenario_api()
 {
-	local i=0 dev
+	local i=0 dev m
 	echo "E2E-CMDLINE: $(cat /proc/cmdline)"
 	echo "E2E-ROOT: $(grep '^[^ ]* / ' /proc/mounts | tail -n 1)"
 	dmesg | grep -iE 'i8042|serio|atkbd|keyboard' | sed 's/^/E2E-KBD: /'
 	if want=$(e2e_param cpus); then
 		e2e_check_cpus "$want"
+	fi
+	# flintlock's guests read their cloud-init data from the metadata
+	# service on eth0.
+	if e2e_param mmds >/dev/null; then
+		for m in $(cat /lib/modules/net.order); do
+			[ -d "/sys/module/$m" ] ||
+				insmod "/lib/modules/$m.ko" || e2e_fail "insmod $m.ko"
+		done
+		ip addr add 10.0.3.2/24 dev eth0 && ip link set eth0 up ||
+			e2e_fail "eth0: cannot configure"
+		e2e_mmds
 	fi
 	# As an init does (busybox, systemd): Ctrl-Alt-Del becomes SIGINT
 	# to init rather than an immediate restart by the kernel.
@@ -355,6 +366,51 @@ scenario_api()
 		i=$((i + 1))
 		sleep 0.1
 	done
+}
+
+# microvm.mmds=V1|V2 and microvm.mmdsget=PATH[,PATH...]: read microvm's
+# metadata service at 169.254.169.254 over eth0 (the route as
+# Firecracker's guide adds it); with V2 one GET without a token (401)
+# and a session token first. One line per request, "E2E-MMDS: PATH
+# status S md5 M" (M the body's md5; a "json:" PATH asks for
+# application/json), for the host to compare with what it put there.
+e2e_mmds()
+{
+	local ver p tok=
+	ver=$(e2e_param mmds) || return 0
+	ip route add 169.254.169.254 dev eth0 ||
+		e2e_fail "mmds: ip route add 169.254.169.254 dev eth0"
+	if [ "$ver" = V2 ]; then
+		e2e_mmds_req notoken:/latest GET /latest
+		e2e_mmds_req token PUT /latest/api/token \
+			"X-metadata-token-ttl-seconds: 60"
+		tok=$(tail -c 43 /tmp/mmds.resp)
+	fi
+	for p in $(e2e_param mmdsget | tr ',' ' '); do
+		case "$p" in
+		json:*) e2e_mmds_req "$p" GET "${p#json:}" \
+				"Accept: application/json" \
+				${tok:+"X-metadata-token: $tok"} ;;
+		*) e2e_mmds_req "$p" GET "$p" ${tok:+"X-metadata-token: $tok"} ;;
+		esac
+	done
+}
+
+# e2e_mmds_req LABEL METHOD PATH [HEADER...]: one request (netpeer http).
+e2e_mmds_req()
+{
+	local label=$1 m=$2 path=$3 len st
+	shift 3
+	if netpeer http "$m" 169.254.169.254 "$path" "$@" >/tmp/mmds.resp \
+		2>/tmp/mmds.err; then
+		st=$(head -n 1 /tmp/mmds.resp | cut -d' ' -f2)
+		len=$(grep -i '^content-length:' /tmp/mmds.resp | head -n 1 |
+			tr -dc 0-9)
+		echo "E2E-MMDS: $label status $st md5" \
+			"$(tail -c "${len:-0}" /tmp/mmds.resp | md5sum | cut -d' ' -f1)"
+	else
+		echo "E2E-MMDS: $label FAIL $(cat /tmp/mmds.err)"
+	fi
 }
 
 # e2e.net.*: eth0 (microvm --net) at 10.0.2.2/24, the host's tap at
@@ -398,6 +454,7 @@ scenario_net()
 	else
 		e2e_fail "ping 10.0.2.1: $(tail -n 2 /tmp/ping | tr '\n' ' ')"
 	fi
+	e2e_mmds
 	for m in $pids; do
 		wait "$m" || e2e_fail "a receiver failed (its NETPEER: line)"
 	done

@@ -315,13 +315,25 @@ replay_gosdk()
 	*'"vcpu_count":2'*'"mem_size_mib":256'* | *'"mem_size_mib":256'*'"vcpu_count":2'*) ok "machine config read back: $body" ;;
 	*) bad "GET /machine-config after PUT: $body" ;;
 	esac
-	expect 204 PUT /boot-source '{"boot_args":"console=ttyS0 reboot=k panic=1 pci=off microvm.test=api microvm.fio=/dev/vdb quiet","initrd_path":"'"$initrd"'","kernel_image_path":"'"$kernel"'"}'
+	expect 204 PUT /boot-source '{"boot_args":"console=ttyS0 reboot=k panic=1 pci=off microvm.test=api microvm.fio=/dev/vdb microvm.mmds=V2 microvm.mmdsip=169.254.170.2 microvm.mmdsget=/latest/meta-data,/latest/meta-data/instance-id quiet","initrd_path":"'"$initrd"'","kernel_image_path":"'"$kernel"'"}'
 	expect 204 PUT /drives/0 '{"drive_id":"0","is_read_only":false,"is_root_device":false,"path_on_host":"'"$data"'"}'
 	expect 204 PUT /drives/root_drive '{"drive_id":"root_drive","is_read_only":false,"is_root_device":true,"path_on_host":"'"$root"'"}'
-	# No network interfaces, vsocks or MMDS-enabled interfaces: their
-	# handlers make no call. Then Start(): InstanceStart.
+	# CreateNetworkInterfacesHandler: one interface (AllowMMDS), id
+	# "1" as the SDK numbers them; no vsocks (no call); ConfigMmdsHandler
+	# with Config.MmdsAddress and MmdsVersion V2, and a SetMetadata
+	# handler after it, as the SDK's users append it. Then Start().
+	load_net_modules
+	expect 204 PUT /network-interfaces/1 '{"guest_mac":"AA:FC:00:00:00:02","host_dev_name":"gotap0","iface_id":"1"}'
+	expect 204 PUT /mmds/config '{"ipv4_address":"169.254.170.2","network_interfaces":["1"],"version":"V2"}'
+	expect 204 PUT /mmds '{"latest":{"meta-data":{"instance-id":"i-gosdk","local-hostname":"gosdk0"}}}'
 	expect 204 PUT /actions '{"action_type":"InstanceStart"}'
 	wait_rounds
+	# The store can change while the guest runs (PATCH, as the SDK's
+	# UpdateMetadata); GET /mmds reads it back.
+	expect 204 PATCH /mmds '{"latest":{"meta-data":{"local-hostname":null,"tag":"t1"}}}'
+	expect 200 GET /mmds
+	[ "$body" = '{"latest":{"meta-data":{"instance-id":"i-gosdk","tag":"t1"}}}' ] &&
+		ok "GET /mmds after PATCH: $body" || bad "GET /mmds after PATCH: $body"
 	# Shutdown(): SendCtrlAltDel, then Wait().
 	expect 204 PUT /actions '{"action_type":"SendCtrlAltDel"}'
 	wait_exit 1200
@@ -329,8 +341,27 @@ replay_gosdk()
 		bad "microvm status $status after SendCtrlAltDel (want 0)"
 	grep -q '^E2E-RESULT: PASS' "$work/console" && ok "guest E2E-RESULT: PASS" ||
 		bad "guest did not report E2E-RESULT: PASS"
+	# The guest read the SDK's metadata at its address, with a token.
+	for row in "notoken:/latest 401" "token 200" \
+		"/latest/meta-data 200 instance-id\nlocal-hostname" \
+		"/latest/meta-data/instance-id 200 i-gosdk"; do
+		# shellcheck disable=SC2086
+		set -- $row
+		mmds_expect "$work/console" "$@" && ok "$mmds_msg" ||
+			bad "$mmds_msg"
+	done
 	ok "log file: $(wc -c <"$work/fc.log") byte(s)"
 	rm -f "$sock"
+}
+
+# load_net_modules: L1's tap driver (microvm makes or opens the taps).
+load_net_modules()
+{
+	[ -f /lib/modules/net.order ] || return 0
+	for m in $(cat /lib/modules/net.order); do
+		[ -d "/sys/module/$m" ] || insmod "/lib/modules/$m.ko" ||
+			bad "insmod $m.ko"
+	done
 }
 
 # flintlock_config FILE: infrastructure/microvm/firecracker's VmmConfig
@@ -362,12 +393,7 @@ flintlock_config()
 replay_flintlock()
 {
 	uid=01HQ7ZJ6V3X2Q8K4W9N5T1R0YB
-	if [ -f /lib/modules/net.order ]; then
-		for m in $(cat /lib/modules/net.order); do
-			[ -d "/sys/module/$m" ] || insmod "/lib/modules/$m.ko" ||
-				bad "insmod $m.ko"
-		done
-	fi
+	load_net_modules
 	ip tuntap add dev fltap0 mode tap 2>/dev/null ||
 		ok "busybox ip has no tuntap: microvm makes the tap fltap0 (flintlock makes it first)"
 	: >>"$work/firecracker.log"

@@ -369,7 +369,7 @@ scenario_api()
 }
 
 # microvm.mmds=V1|V2 and microvm.mmdsget=PATH[,PATH...]: read microvm's
-# metadata service at 169.254.169.254 over eth0 (the route as
+# metadata service at microvm.mmdsip (default 169.254.169.254) over eth0 (the route as
 # Firecracker's guide adds it); with V2 one GET without a token (401)
 # and a session token first. One line per request, "E2E-MMDS: PATH
 # status S md5 M" (M the body's md5; a "json:" PATH asks for
@@ -378,8 +378,9 @@ e2e_mmds()
 {
 	local ver p tok=
 	ver=$(e2e_param mmds) || return 0
-	ip route add 169.254.169.254 dev eth0 ||
-		e2e_fail "mmds: ip route add 169.254.169.254 dev eth0"
+	mmds_ip=$(e2e_param mmdsip || echo 169.254.169.254)
+	ip route add "$mmds_ip" dev eth0 ||
+		e2e_fail "mmds: ip route add $mmds_ip dev eth0"
 	if [ "$ver" = V2 ]; then
 		e2e_mmds_req notoken:/latest GET /latest
 		e2e_mmds_req token PUT /latest/api/token \
@@ -401,7 +402,7 @@ e2e_mmds_req()
 {
 	local label=$1 m=$2 path=$3 len st
 	shift 3
-	if netpeer http "$m" 169.254.169.254 "$path" "$@" >/tmp/mmds.resp \
+	if netpeer http "$m" "$mmds_ip" "$path" "$@" >/tmp/mmds.resp \
 		2>/tmp/mmds.err; then
 		st=$(head -n 1 /tmp/mmds.resp | cut -d' ' -f2)
 		len=$(grep -i '^content-length:' /tmp/mmds.resp | head -n 1 |

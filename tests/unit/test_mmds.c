@@ -270,7 +270,8 @@ static size_t seg(uint8_t *f, uint16_t sport, uint16_t dport, uint32_t seq,
 	t[12] = 5 << 4;
 	t[13] = flags;
 	put16(t + 14, wnd);
-	memcpy(t + 20, data, n);
+	if (n)
+		memcpy(t + 20, data, n);
 	return 14 + 40 + n;
 }
 

@@ -36,6 +36,16 @@ set(MICROVM_GUEST_LANE2_TESTS ${MICROVM_AFTER_KERNEL_TESTS}
 	e2e-arm64.timeout e2e-arm64.disk_mmio e2e-arm64.disk_pci e2e-arm64.reset
 	e2e-arm64.cad)
 
+# The host lane's builds (the guest kernel, the sanitizer builds; the
+# cross build already defaults to one job) run one compiler at a time
+# (MICROVM_KERNEL_JOBS=1, MICROVM_JOBS=1): beside them the guest lane's
+# emulated L1 owns the other core, and a make -j2 there put three busy
+# threads on two cores, preempting the guests' vCPUs (nested guests spin
+# on IPIs and locks when preempted: e2e.evil.pci took 237 s beside the
+# kernel build against 60 s alone). A test that runs alone
+# (MICROVM_EXCLUSIVE_TESTS) keeps every core.
+set(MICROVM_HOST_LANE_ENV MICROVM_KERNEL_JOBS=1 MICROVM_JOBS=1)
+
 # Every test also gets its own name (MICROVM_TEST_NAME) and the file that
 # counts retries (MICROVM_RETRY_LOG): a script that boots again after an
 # emulator failure appends a line there (tests/e2e/lib.sh,
@@ -63,6 +73,12 @@ function(test_lanes)
 		elseif(NOT locks)
 			set_tests_properties(${t} PROPERTIES
 				RESOURCE_LOCK host_cpu)
+		endif()
+		get_test_property(${t} RESOURCE_LOCK locks)
+		if("host_cpu" IN_LIST locks AND NOT "e2e_vm" IN_LIST locks)
+			list(APPEND env ${MICROVM_HOST_LANE_ENV})
+			set_tests_properties(${t} PROPERTIES
+				ENVIRONMENT "${env}")
 		endif()
 		if(t IN_LIST MICROVM_AFTER_KERNEL_TESTS OR
 		   t IN_LIST MICROVM_GUEST_LANE2_TESTS)

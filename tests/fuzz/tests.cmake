@@ -6,9 +6,9 @@
 # compilers the target is linked to fuzz_replay.c and `fuzz.<x>_replay` runs
 # the checked-in seed corpus once, under the tree's sanitizer flags.
 set(MICROVM_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
-# Seconds per target in the short run: 8 targets keep the tier under
+# Seconds per target in the short run: 15 targets keep the tier under
 # about 2 minutes of CI wall time (tests/fuzz/README.md has the costs).
-set(MICROVM_FUZZ_SECONDS 10)
+set(MICROVM_FUZZ_SECONDS 6)
 
 find_program(MICROVM_CLANG clang)
 # The clang build below is a custom command: list the headers it reads so

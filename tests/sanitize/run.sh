@@ -3,6 +3,8 @@
 # One sanitizer build and its tests (see tests.cmake beside this file).
 # Usage: run.sh asan|tsan|asan-microvm SOURCE_DIR BUILD_DIR C_COMPILER
 # asan-microvm builds only the ASan+UBSan microvm binary, for real guests.
+# MICROVM_JOBS: compilers at once (default nproc; CTest's host lane sets 1,
+# tests/lanes.cmake).
 set -euo pipefail
 
 [ $# -eq 4 ] || { echo "usage: run.sh asan|tsan SRC BUILD CC" >&2; exit 2; }
@@ -34,7 +36,7 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DMICROVM_WERROR=ON \
 	exit 1
 }
 if [ "$kind" = asan-microvm ]; then
-	exec cmake --build "$build" -j "$(nproc)" --target microvm
+	exec cmake --build "$build" -j "${MICROVM_JOBS:-$(nproc)}" --target microvm
 fi
 # Build only what the selected tests run: unit.test_X (and its tmpfs
 # run, unit.test_X_shm) runs target test_X; the crash tier's tests all
@@ -48,6 +50,6 @@ if [ ${#targets[@]} -eq 0 ]; then
 	exit 1
 fi
 echo "run.sh: $kind build of ${#targets[@]} test programs: ${targets[*]}"
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+cmake --build "$build" -j "${MICROVM_JOBS:-$(nproc)}" --target "${targets[@]}"
 cd "$build"
 exec ctest --output-on-failure "${select[@]}"

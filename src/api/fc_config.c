@@ -423,6 +423,13 @@ int fc_put_vsock(struct vm_config *cfg, const char *json, size_t len,
 			  errlen);
 }
 
+int fc_put_mmds_config(struct vm_config *cfg, const char *json, size_t len,
+		       char *err, size_t errlen)
+{
+	return put_object(cfg, "mmds-config", fc_apply_mmds_config, json, len,
+			  err, errlen);
+}
+
 int fc_put_boot_source(struct vm_config *cfg, const char *json, size_t len,
 		       char *err, size_t errlen)
 {

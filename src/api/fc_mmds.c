@@ -127,22 +127,6 @@ int fc_apply_mmds_config(struct vm_config *cfg, struct json_object *o,
 	return 0;
 }
 
-int fc_put_mmds_config(struct vm_config *cfg, const char *json, size_t len,
-		       char *err, size_t errlen)
-{
-	struct json_object *o;
-	struct fc_ctx c;
-	int ret;
-
-	fc_ctx_init(&c, err, errlen, "mmds-config");
-	o = fc_parse_object(&c, json, len);
-	if (!o)
-		return -EINVAL;
-	ret = fc_apply_mmds_config(cfg, o, &c);
-	json_object_put(o);
-	return ret;
-}
-
 struct json_object *fc_mmds_config_object(const struct vm_config *cfg)
 {
 	struct json_object *o, *a;

@@ -612,8 +612,11 @@ static size_t conn_out(struct mmds_stack *s, struct conn *c, uint8_t *b,
 		   sent == 1 + c->resp_len) {
 		fl |= TH_FIN;
 	}
-	if (!(fl & (TH_SYN | TH_FIN)) && !n && !c->need_ack)
+	if (!(fl & (TH_SYN | TH_FIN)) && !n && !c->need_ack) {
+		if (c->done_after_ack)
+			conn_free(s, c); /* closed both ways, nothing owed */
 		return 0;
+	}
 	len = tcp_out(s, b, c->mac, ip, c->ip, HTTP_PORT, c->port, c->snd_nxt,
 		      c->rcv_nxt, fl, data, n);
 	c->need_ack = false;

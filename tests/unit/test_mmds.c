@@ -415,6 +415,38 @@ static size_t fetch(struct mmds_stack *s, uint16_t port, const char *req,
 	return got;
 }
 
+/* The guest half-closes with its request (FIN on the data): the stack
+ * answers, its FIN is acked with a pure ACK, and the connection is gone. */
+static void test_guest_closes_first(struct mmds_stack *s, const char *req)
+{
+	struct mmds_stats before = { 0 }, after = { 0 };
+	uint32_t seq = 500, ack;
+	uint8_t f[2048];
+	struct rx r;
+	int i;
+
+	mmds_stack_stats(s, &before);
+	CHECK(mmds_stack_tx(s, f, seg(f, 41000, 80, seq, 0, SYN, 65535, NULL,
+				      0), 1));
+	CHECK(pull(s, &r, 1));
+	ack = r.seq + 1;
+	seq++;
+	CHECK(mmds_stack_tx(s, f, seg(f, 41000, 80, seq, ack, ACK | FIN,
+				      65535, req, strlen(req)), 1));
+	seq += (uint32_t)strlen(req) + 1;
+	for (i = 0; i < 100 && pull(s, &r, 1); i++) {
+		CHECK_EQ(r.ack, seq); /* our FIN counted */
+		ack = r.seq + (uint32_t)r.n + ((r.flags & FIN) ? 1 : 0);
+	}
+	CHECK(mmds_stack_tx(s, f, seg(f, 41000, 80, seq, ack, ACK, 65535, NULL,
+				      0), 1));
+	CHECK(!pull(s, &r, 1));
+	mmds_stack_stats(s, &after);
+	CHECK_EQ(after.connections_created - before.connections_created, 1);
+	CHECK_EQ(after.connections_destroyed - before.connections_destroyed,
+		 1);
+}
+
 static void test_stack(void)
 {
 	struct mmds_config mc = { .version = 1 };
@@ -446,6 +478,7 @@ static void test_stack(void)
 	n = fetch(s, 40002, req, 50, true, out, sizeof(out));
 	CHECK(n == wlen && !memcmp(out, want, n));
 	free(want);
+	test_guest_closes_first(s, req);
 	/* Another port, or a stray segment: RST. */
 	CHECK(mmds_stack_tx(s, f, seg(f, 40003, 81, 5, 0, SYN, 1000, NULL, 0),
 			    1));
@@ -466,7 +499,7 @@ static void test_stack(void)
 			;
 	}
 	mmds_stack_stats(s, &st);
-	CHECK_EQ(st.connections_created, 203);
+	CHECK_EQ(st.connections_created, 204);
 	CHECK(st.connections_created - st.connections_destroyed <=
 	      MMDS_MAX_CONNS);
 	/* Unanswered SYN-ACKs: resent, then the connections dropped. */

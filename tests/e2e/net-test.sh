@@ -98,7 +98,7 @@ check_run()
 	stats=$(sed -n "/^NET-STDERR-BEGIN: $n\$/,/^NET-STDERR-END: $n\$/p" out.txt)
 	grep -q "^NET-L1: $n: ping 10.0.2.2: 3 packets transmitted, 3 packets received" out.txt &&
 		pass "$n: host -> guest ping" || fail "$n: host -> guest ping"
-	echo "$con" | grep -q '^E2E-CHECK: ping 10.0.2.1: 3 packets transmitted, 3 packets received' &&
+	grep -q '^E2E-CHECK: ping 10.0.2.1: 3 packets transmitted, 3 packets received' <<<"$con" &&
 		pass "$n: guest -> host ping" || fail "$n: guest -> host ping"
 	for c in $(seq 0 $((cpus - 1))); do
 		for what in "NET-L1: $n: NETPEER: ok send port $((5001 + c)): $bytes bytes" \
@@ -107,13 +107,13 @@ check_run()
 		done
 		for what in "NETPEER: ok recv port $((5001 + c)): $bytes bytes" \
 			"NETPEER: ok send port $((6001 + c)): $bytes bytes"; do
-			echo "$con" | grep -q "^$what" && pass "$n: guest $what" ||
+			grep -q "^$what" <<<"$con" && pass "$n: guest $what" ||
 				fail "$n: no guest '$what'"
 		done
 	done
 	echo "$con$(grep "^NET-L1: $n: " out.txt)" | grep 'NETPEER: FAIL' |
 		sed "s/^/net-test: FAIL: $n: /"
-	echo "$con" | grep -qi "^E2E-NET-MAC: $MAC\$" &&
+	grep -qi "^E2E-NET-MAC: $MAC\$" <<<"$con" &&
 		pass "$n: the guest's MAC is $MAC" ||
 		fail "$n: the guest's MAC is not $MAC: $(echo "$con" | grep '^E2E-NET-MAC')"
 	# --stats, a line per pair: "microvm: stats eth0 net: pair N ..."
@@ -140,14 +140,14 @@ check_run()
 	# The guest's VQ_PAIRS_SET, acked (at exit the count is back to one:
 	# the guest's poweroff resets the device).
 	if [ "$cpus" -gt 1 ]; then
-		echo "$stats" | grep -q " net: control ok [1-9][0-9]* err 0 " &&
+		grep -q " net: control ok [1-9][0-9]* err 0 " <<<"$stats" &&
 			pass "$n: the guest's control commands acked" ||
 			fail "$n: control queue: $(echo "$stats" | grep ' net: control ')"
 	fi
 	case "$opts" in
 	*rate=*) check_rate "$n" "$(echo "$opts" | sed -n 's/.*rate=\([0-9]*\).*/\1/p')" "$stats" ;;
 	esac
-	echo "$con" | grep -q '^E2E-RESULT: PASS$' &&
+	grep -q '^E2E-RESULT: PASS$' <<<"$con" &&
 		pass "$n: guest E2E-RESULT: PASS" ||
 		fail "$n: guest did not report E2E-RESULT: PASS"
 	echo "$con" | grep '^E2E-RESULT: FAIL' | sed "s/^/net-test: $n: guest: /"
@@ -177,7 +177,7 @@ check_rate()
 			fail "$n: $1 at ${2:-?} bytes/s, limit $r: not within 10%"
 		fi
 	done
-	echo "$stats" | grep -q ' rx-throttled [1-9].* tx-throttled [1-9]' &&
+	grep -q ' rx-throttled [1-9].* tx-throttled [1-9]' <<<"$stats" &&
 		pass "$n: --stats counted throttling both ways" ||
 		fail "$n: no rx-throttled and tx-throttled in --stats"
 }

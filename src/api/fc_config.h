@@ -175,10 +175,12 @@ int fc_put_mmds_config(struct vm_config *cfg, const char *json, size_t len,
  * fc_load_config_file() - apply Firecracker's --config-file @path: the
  * objects "boot-source", "machine-config", "drives" (an array of PUT
  * /drives bodies), "network-interfaces" (an array of PUT
- * /network-interfaces bodies), "vsock", "logger", "metrics", "mmds-config" (after the interfaces); "balloon",
- * "cpu-config", "entropy", "pmem" and "memory-hotplug"
- * only absent, null or empty (microvm has none of these devices). At most FC_CONFIG_FILE_MAX bytes. Errors name @path and the
- * field. Return/Context: as fc_put_boot_source() (startup).
+ * /network-interfaces bodies), "vsock", "logger", "metrics",
+ * "mmds-config" (after the interfaces); "balloon", "cpu-config",
+ * "entropy", "pmem" and "memory-hotplug" only absent, null or empty
+ * (microvm has none of these devices). At most FC_CONFIG_FILE_MAX
+ * bytes. Errors name @path and the field.
+ * Return/Context: as fc_put_boot_source() (startup).
  */
 int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,
 			size_t errlen);

@@ -25,6 +25,8 @@
 #define TOKEN_BYTES 32
 #define TOKEN_CHARS 43 /* base64url of 32 bytes, no padding */
 #define JSON_DEPTH 32
+/* Compact, and '/' as it is (as Firecracker writes JSON). */
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct mmds_token {
 	char text[TOKEN_CHARS + 1];
@@ -134,7 +136,7 @@ static size_t json_size(struct json_object *o)
 {
 	size_t n = 0;
 	const char *s = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+		o, JSON_FLAGS, &n);
 
 	return s ? n : SIZE_MAX;
 }
@@ -258,7 +260,7 @@ char *mmds_get_json(struct mmds *m)
 
 	pthread_mutex_lock(&m->lock);
 	s = m->store ? json_object_to_json_string_ext(m->store,
-						      JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) :
+						      JSON_FLAGS) :
 		       "{}";
 	out = s ? strdup(s) : NULL;
 	pthread_mutex_unlock(&m->lock);
@@ -600,7 +602,7 @@ static void answer_get(struct mmds *m, struct http_req *h, uint64_t now,
 		return;
 	}
 	r->type = "application/json";
-	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+	s = json_object_to_json_string_length(o, JSON_FLAGS,
 					      &r->len);
 	r->body = s ? malloc(r->len + 1) : NULL;
 	if (r->body)

@@ -81,41 +81,20 @@ static void np_batch_end(struct virtio_queue *q, uint16_t pushed_before)
 
 /* ---- tx (§5.1.6.2) ---- */
 
-/* Bytes [@off, @off + @n) of the parsed frame (after the header) into
- * @dst. Return: bytes copied. */
-static size_t np_frame_copy(const struct net_tx_pkt *t, size_t off,
-			    uint8_t *dst, size_t n)
-{
-	size_t got = 0, k;
-	unsigned int i;
-
-	for (i = 1; i < t->iovcnt && got < n; i++) {
-		const struct iovec *v = &t->iov[i];
-
-		if (off >= v->iov_len) {
-			off -= v->iov_len;
-			continue;
-		}
-		k = v->iov_len - off < n - got ? v->iov_len - off : n - got;
-		memcpy(dst + got, (const uint8_t *)v->iov_base + off, k);
-		got += k;
-		off = 0;
-	}
-	return got;
-}
-
 /*
  * A frame for the metadata service goes to its stack, not the tap (and
  * past the rate limiter, as its answers come back past it). Return: true
  * when taken.
  */
-static bool np_tx_mmds(struct net_pair *np)
+static bool np_tx_mmds(struct net_pair *np, const struct virtq_elem *e)
 {
 	struct net_dev *n = np->n;
 	uint8_t head[MMDS_MATCH_BYTES];
 	size_t len;
 
-	if (np_frame_copy(&np->tx, 0, head, sizeof(head)) != sizeof(head) ||
+	/* The frame follows the header in the chain's readable bytes. */
+	if (net_copy_out(e, NET_HDR_SIZE, head, sizeof(head)) !=
+		    sizeof(head) ||
 	    !mmds_stack_match(n->mmds, head, sizeof(head)))
 		return false;
 	if (!np->mmds_buf) {
@@ -123,7 +102,7 @@ static bool np_tx_mmds(struct net_pair *np)
 		if (!np->mmds_buf)
 			return true; /* dropped */
 	}
-	len = np_frame_copy(&np->tx, 0, np->mmds_buf, NET_MAX_FRAME);
+	len = net_copy_out(e, NET_HDR_SIZE, np->mmds_buf, NET_MAX_FRAME);
 	return mmds_stack_tx(n->mmds, np->mmds_buf, len, clock_now_ns());
 }
 
@@ -144,7 +123,7 @@ static bool np_tx_one(struct net_pair *np, struct virtio_queue *q,
 				n->vdev->name, q->index, net_tx_err_str(err));
 		return true;
 	}
-	if (n->mmds && np_tx_mmds(np))
+	if (n->mmds && np_tx_mmds(np, e))
 		return true;
 	wait = rl_consume(&n->tx_rl, 1, np->tx.frame_len);
 	if (wait) {

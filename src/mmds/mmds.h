@@ -110,7 +110,9 @@ size_t mmds_http_answer(struct mmds *m, const char *req, size_t len,
 			uint64_t now_ns, char **out);
 
 /**
- * mmds_stack_create() - the guest-facing stack of one interface.
+ * mmds_stack_create() - the guest-facing stack of one interface, at the
+ * address mmds_configure() gave @m before (the tx path then reads it
+ * without the store's lock).
  * Return: it, or NULL when out of memory. Context: any thread.
  */
 struct mmds_stack *mmds_stack_create(struct mmds *m);

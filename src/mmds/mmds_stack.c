@@ -74,6 +74,7 @@ struct rst {
 struct mmds_stack {
 	pthread_mutex_t lock;
 	struct mmds *m;
+	uint32_t ip;          /* the service's address, fixed at creation */
 	struct conn conns[MMDS_MAX_CONNS];
 	unsigned int next;    /* where the next rx round starts */
 	bool arp_pending;
@@ -151,6 +152,7 @@ struct mmds_stack *mmds_stack_create(struct mmds *m)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	s->m = m;
+	s->ip = mmds_ipv4(m);
 	return s;
 }
 
@@ -449,7 +451,6 @@ static void tcp_in(struct mmds_stack *s, const uint8_t *mac, uint32_t ip,
 
 bool mmds_stack_match(struct mmds_stack *s, const uint8_t *f, size_t n)
 {
-	uint32_t ip;
 	uint16_t type;
 
 	if (n < MMDS_MATCH_BYTES)
@@ -457,15 +458,14 @@ bool mmds_stack_match(struct mmds_stack *s, const uint8_t *f, size_t n)
 	type = get16(f + 12);
 	if (type != ETH_P_ARP && type != ETH_P_IPV4)
 		return false;
-	ip = mmds_ipv4(s->m);
-	return type == ETH_P_ARP ? get32(f + ETH_HLEN + 24) == ip :
-				   get32(f + ETH_HLEN + 16) == ip;
+	return type == ETH_P_ARP ? get32(f + ETH_HLEN + 24) == s->ip :
+				   get32(f + ETH_HLEN + 16) == s->ip;
 }
 
 bool mmds_stack_tx(struct mmds_stack *s, const uint8_t *f, size_t len,
 		   uint64_t now_ns)
 {
-	uint32_t ip = mmds_ipv4(s->m), src;
+	uint32_t ip = s->ip, src;
 	size_t ihl, tot;
 	uint16_t type;
 
@@ -632,7 +632,7 @@ static size_t conn_out(struct mmds_stack *s, struct conn *c, uint8_t *b,
 size_t mmds_stack_rx(struct mmds_stack *s, uint8_t *buf, size_t cap,
 		     uint64_t now_ns)
 {
-	uint32_t ip = mmds_ipv4(s->m);
+	uint32_t ip = s->ip;
 	unsigned int i, k;
 	size_t n = 0;
 

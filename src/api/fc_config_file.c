@@ -8,13 +8,12 @@
 #include "api/fc_config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api/fc_config_priv.h"
+#include "util/readfile.h"
 
 /* Keys of devices microvm does not have: only absent, null or empty. */
 static const char *const unsupported_keys[] = {
@@ -48,44 +47,13 @@ static bool json_empty(struct json_object *v)
 static int read_file(const char *path, char **out, size_t *len,
 		     struct fc_ctx *c)
 {
-	size_t n = 0, cap = 0;
-	char *buf = NULL, *nb;
-	ssize_t r = 0;
-	int fd, saved;
+	const char *step;
+	int ret = read_bounded(path, FC_CONFIG_FILE_MAX, out, len, &step);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fc_fail(c, "cannot open: %s", strerror(errno));
-	while (n <= FC_CONFIG_FILE_MAX) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16384;
-			if (cap > FC_CONFIG_FILE_MAX + 1)
-				cap = FC_CONFIG_FILE_MAX + 1;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				r = -1;
-				errno = ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	saved = errno;
-	close(fd);
-	if (r < 0 || n > FC_CONFIG_FILE_MAX) {
-		free(buf);
-		return r < 0 ? fc_fail(c, "cannot read: %s", strerror(saved)) :
-			       fc_fail(c, "larger than %u bytes",
-				       FC_CONFIG_FILE_MAX);
-	}
-	*out = buf;
-	*len = n;
+	if (ret == -E2BIG)
+		return fc_fail(c, "larger than %u bytes", FC_CONFIG_FILE_MAX);
+	if (ret)
+		return fc_fail(c, "cannot %s: %s", step, strerror(-ret));
 	return 0;
 }
 

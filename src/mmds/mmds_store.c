@@ -8,9 +8,9 @@
  * MMDS_MAX_TOKENS.
  */
 #include "mmds/mmds.h"
+#include "util/readfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -19,8 +19,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define TOKEN_BYTES 32
 #define TOKEN_CHARS 43 /* base64url of 32 bytes, no padding */
@@ -270,53 +268,28 @@ char *mmds_get_json(struct mmds *m)
 int mmds_load_file(struct mmds *m, const char *path, char *err,
 		   size_t errlen)
 {
-	size_t limit, got = 0;
-	struct stat st;
-	char *buf;
-	ssize_t r;
-	int fd, ret;
+	const char *step;
+	size_t limit, len = 0;
+	char *buf = NULL, inner[256];
+	int ret;
 
 	pthread_mutex_lock(&m->lock);
 	limit = m->cfg.limit;
 	pthread_mutex_unlock(&m->lock);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		ret = -errno;
-		set_err(err, errlen, "--metadata %s: %s", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	buf = malloc(limit + 1);
-	if (!buf) {
-		close(fd);
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	while (got <= limit) {
-		r = read(fd, buf + got, limit + 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	if (got > limit) {
-		free(buf);
+	ret = read_bounded(path, limit, &buf, &len, &step);
+	if (ret == -E2BIG) {
 		set_err(err, errlen, "--metadata %s: more than the data "
 			"store's limit of %zu bytes", path, limit);
-		return -E2BIG;
+		return ret;
 	}
-	ret = mmds_put(m, buf, got, err, errlen);
+	if (ret) {
+		set_err(err, errlen, "--metadata %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = mmds_put(m, buf, len, inner, sizeof(inner));
 	free(buf);
-	if (ret && err && errlen) {
-		char inner[256];
-
-		snprintf(inner, sizeof(inner), "%s", err);
+	if (ret)
 		set_err(err, errlen, "--metadata %s: %s", path, inner);
-	}
 	return ret;
 }
 

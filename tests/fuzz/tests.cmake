@@ -25,7 +25,7 @@ set(MICROVM_FUZZ_LIBS ${SECCOMP_LINK_LIBRARIES} ${JSONC_LINK_LIBRARIES}
 set(MICROVM_FUZZ_CONFINE util/confine.c util/confine_policy.c util/log.c)
 # The Firecracker objects and config file (json-c), and what they fill.
 set(MICROVM_FUZZ_FC_CONFIG api/fc_config.c api/fc_drive.c api/fc_net.c
-	api/fc_mmds.c
+	api/fc_mmds.c util/readfile.c
 	api/fc_config_file.c api/fc_config_out.c api/fc_json.c vmm/config.c
 	util/ratelimit.c util/clock.c)
 
@@ -150,7 +150,8 @@ microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
 	${MICROVM_FUZZ_CONFINE})
 # The metadata service's guest-facing stack and HTTP answers, on their
 # own: a hostile guest's frames in, every frame out checked.
-microvm_fuzz_target(fuzz_mmds mmds/mmds_stack.c mmds/mmds_store.c)
+microvm_fuzz_target(fuzz_mmds mmds/mmds_stack.c mmds/mmds_store.c
+	util/readfile.c)
 # The vsock packet and connection core, on its own (fake host sockets).
 microvm_fuzz_target(fuzz_vsock virtio/vsock_conn.c virtio/vsock_pkt.c
 	virtio/vsock_hdr.c)

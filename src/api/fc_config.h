@@ -186,6 +186,23 @@ int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,
 			size_t errlen);
 
 /**
+ * fc_load_config_json() - as fc_load_config_file(), from the document
+ * @json (@len bytes) that messages call @origin.
+ * Return/Context: as fc_load_config_file().
+ */
+int fc_load_config_json(struct vm_config *cfg, const char *json, size_t len,
+			const char *origin, char *err, size_t errlen);
+
+/**
+ * fc_snapshot_config_json() - the machine's part of @cfg for a snapshot:
+ * "machine-config", "drives", "network-interfaces", "vsock" and
+ * "mmds-config", which fc_load_config_json() takes back; no boot source,
+ * logger or metrics (a restored process has its own).
+ * Return: malloc'd JSON, or NULL when out of memory. Context: any thread.
+ */
+char *fc_snapshot_config_json(const struct vm_config *cfg);
+
+/**
  * fc_vm_config_json() - GET /vm/config: @cfg in the config file's shape
  * (fc_load_config_file() of it gives back the same configuration).
  * Return: malloc'd JSON, or NULL when out of memory. Context: any thread.

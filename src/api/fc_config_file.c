@@ -172,11 +172,34 @@ static int apply_all(struct vm_config *cfg, struct json_object *root,
 	return ret;
 }
 
+/* Apply the document @root (named @path in messages) to @cfg, all or
+ * nothing. */
+static int load_root(struct vm_config *cfg, struct json_object *root,
+		     const char *path, struct fc_ctx *c, char *err,
+		     size_t errlen)
+{
+	struct vm_config tmp;
+	int ret;
+
+	ret = check_keys(root, path, err, errlen);
+	if (!ret && config_copy(&tmp, cfg))
+		ret = fc_fail(c, "out of memory");
+	if (!ret) {
+		ret = apply_all(&tmp, root, path, err, errlen);
+		if (ret) {
+			config_free(&tmp);
+		} else {
+			config_free(cfg);
+			*cfg = tmp;
+		}
+	}
+	return ret;
+}
+
 int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,
 			size_t errlen)
 {
 	struct json_object *root;
-	struct vm_config tmp;
 	struct fc_ctx c;
 	size_t len = 0;
 	char *buf = NULL;
@@ -190,18 +213,23 @@ int fc_load_config_file(struct vm_config *cfg, const char *path, char *err,
 	free(buf);
 	if (!root)
 		return -EINVAL;
-	ret = check_keys(root, path, err, errlen);
-	if (!ret && config_copy(&tmp, cfg))
-		ret = fc_fail(&c, "out of memory");
-	if (!ret) {
-		ret = apply_all(&tmp, root, path, err, errlen);
-		if (ret) {
-			config_free(&tmp);
-		} else {
-			config_free(cfg);
-			*cfg = tmp;
-		}
-	}
+	ret = load_root(cfg, root, path, &c, err, errlen);
+	json_object_put(root);
+	return ret;
+}
+
+int fc_load_config_json(struct vm_config *cfg, const char *json, size_t len,
+			const char *origin, char *err, size_t errlen)
+{
+	struct json_object *root;
+	struct fc_ctx c;
+	int ret;
+
+	fc_ctx_init(&c, err, errlen, "%s", origin);
+	root = fc_parse_object(&c, json, len);
+	if (!root)
+		return -EINVAL;
+	ret = load_root(cfg, root, origin, &c, err, errlen);
 	json_object_put(root);
 	return ret;
 }

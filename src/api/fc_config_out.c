@@ -162,14 +162,16 @@ static void add_logger(struct json_object *root, const struct vm_config *cfg)
 	json_object_object_add(root, "logger", o);
 }
 
-char *fc_vm_config_json(const struct vm_config *cfg)
+/* @machine: the machine's devices only (a snapshot's), no boot source,
+ * logger or metrics. */
+static char *config_json(const struct vm_config *cfg, bool machine)
 {
 	struct json_object *root = json_object_new_object(), *o, *arr;
 	unsigned int i;
 
 	if (!root)
 		return NULL;
-	if (cfg->kernel && (o = json_object_new_object())) {
+	if (!machine && cfg->kernel && (o = json_object_new_object())) {
 		fc_add_str(o, "kernel_image_path", cfg->kernel);
 		fc_add_str(o, "initrd_path", cfg->initrd);
 		fc_add_str(o, "boot_args", cfg->cmdline);
@@ -184,7 +186,8 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 	for (i = 0; arr && i < cfg->nr_nets; i++)
 		json_object_array_add(arr, net_object(&cfg->nets[i]));
 	json_object_object_add(root, "network-interfaces", arr);
-	add_logger(root, cfg);
+	if (!machine)
+		add_logger(root, cfg);
 	if (cfg->vsock.set && (o = json_object_new_object())) {
 		if (cfg->vsock.vsock_id)
 			fc_add_str(o, "vsock_id", cfg->vsock.vsock_id);
@@ -199,7 +202,8 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 			fc_add_str(o, "engine", "vhost");
 		json_object_object_add(root, "vsock", o);
 	}
-	if (cfg->metrics_path && (o = json_object_new_object())) {
+	if (!machine && cfg->metrics_path &&
+	    (o = json_object_new_object())) {
 		fc_add_str(o, "metrics_path", cfg->metrics_path);
 		if (cfg->metrics_emit_id)
 			fc_add_bool(o, "emit_id", true);
@@ -209,6 +213,16 @@ char *fc_vm_config_json(const struct vm_config *cfg)
 	if (o)
 		json_object_object_add(root, "mmds-config", o);
 	return fc_json_finish(root);
+}
+
+char *fc_vm_config_json(const struct vm_config *cfg)
+{
+	return config_json(cfg, false);
+}
+
+char *fc_snapshot_config_json(const struct vm_config *cfg)
+{
+	return config_json(cfg, true);
 }
 
 /* The root drive to slot 0, the others keeping their order. */

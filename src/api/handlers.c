@@ -28,6 +28,14 @@
 	"The requested operation is not supported after starting the microVM."
 #define MSG_BEFORE_START \
 	"The requested operation is not supported before starting the microVM."
+/* Firecracker's, as its API answers them: VmmActionError's prefix, then
+ * persist.rs's and vstate/vcpu.rs's words (create on a running VM), or
+ * rpc_interface.rs's LoadSnapshotNotAllowed. */
+#define MSG_SNAP_RUNNING "Create snapshot error: Cannot save the microVM " \
+	"state: Operation not allowed: save/restore unavailable while running"
+#define MSG_SNAP_CONFIGURED "Load snapshot error: Loading a microVM " \
+	"snapshot not allowed after configuring boot-specific resources."
+#define MSG_SNAP_NONE "snapshots are not supported by this build"
 
 struct route {
 	const char *method;
@@ -44,7 +52,7 @@ static enum machine_state state_of(struct api_ctx *c)
 
 /* Firecracker's resources microvm does not have (yet): one clear line. */
 static const char *const unsupported[] = {
-	"/balloon", "/snapshot",
+	"/balloon",
 	"/entropy", "/cpu-config", "/pmem", "/hotplug", "/serial",
 };
 
@@ -545,6 +553,83 @@ static void patch_vm(struct api_ctx *c, const char *id,
 	reply_set(r, ret, err);
 }
 
+/* An action's failure with no message of its own still names one. */
+static void snapshot_err(int ret, const char *what, char *err, size_t len)
+{
+	if (ret && !err[0])
+		snprintf(err, len, "%s snapshot error: %s", what,
+			 strerror(ret < 0 ? -ret : ret));
+}
+
+/* PUT /snapshot/create: Firecracker takes it on a paused machine only. */
+static void put_snapshot_create(struct api_ctx *c, const char *id,
+				const struct api_request *req,
+				struct api_response *r)
+{
+	struct fc_snapshot_create p;
+	char err[ERR_LEN] = "";
+	int ret;
+
+	(void)id;
+	if (!c->act->snapshot_create) {
+		api_response_fault(r, 400, "%s", MSG_SNAP_NONE);
+		return;
+	}
+	ret = fc_parse_snapshot_create(req->body, req->body_len, &p, err,
+				       sizeof(err));
+	if (!ret && state_of(c) != MACHINE_PAUSED) {
+		ret = -EINVAL;
+		snprintf(err, sizeof(err), "%s", MSG_SNAP_RUNNING);
+	} else if (!ret) {
+		ret = c->act->snapshot_create(c->act->opaque, &p, err,
+					      sizeof(err));
+		snapshot_err(ret, "Create", err, sizeof(err));
+	}
+	fc_snapshot_create_free(&p);
+	reply_set(r, ret, err);
+}
+
+/*
+ * Has a boot-specific resource been configured? Firecracker's boot_path:
+ * boot-source, machine-config, drives, network-interfaces, vsock and
+ * mmds-config set it; logger, metrics and the MMDS data do not. Read
+ * from the configuration, so the command line's --kernel, --disk,
+ * --memory, ... count as well as the API's PUTs.
+ */
+static bool boot_configured(const struct vm_config *cfg)
+{
+	return cfg->kernel || cfg->nr_disks || cfg->nr_nets ||
+	       cfg->vsock.set || cfg->mmds.set || cfg->memory_set;
+}
+
+/* PUT /snapshot/load: a fresh process's alternative to InstanceStart. */
+static void put_snapshot_load(struct api_ctx *c, const char *id,
+			      const struct api_request *req,
+			      struct api_response *r)
+{
+	struct fc_snapshot_load p;
+	char err[ERR_LEN] = "";
+	int ret;
+
+	(void)id;
+	if (!c->act->snapshot_load) {
+		api_response_fault(r, 400, "%s", MSG_SNAP_NONE);
+		return;
+	}
+	ret = fc_parse_snapshot_load(req->body, req->body_len, &p, err,
+				     sizeof(err));
+	if (!ret && boot_configured(c->cfg)) {
+		ret = -EINVAL;
+		snprintf(err, sizeof(err), "%s", MSG_SNAP_CONFIGURED);
+	} else if (!ret) {
+		ret = c->act->snapshot_load(c->act->opaque, &p, err,
+					    sizeof(err));
+		snapshot_err(ret, "Load", err, sizeof(err));
+	}
+	fc_snapshot_load_free(&p);
+	reply_set(r, ret, err);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/", ANY_TIME, get_instance },
 	{ "GET", "/version", ANY_TIME, get_version },
@@ -566,6 +651,8 @@ static const struct route routes[] = {
 	{ "GET", "/mmds", ANY_TIME, get_mmds },
 	{ "PUT", "/actions", ANY_TIME, put_actions },
 	{ "PATCH", "/vm", POST_BOOT, patch_vm },
+	{ "PUT", "/snapshot/create", POST_BOOT, put_snapshot_create },
+	{ "PUT", "/snapshot/load", PRE_BOOT, put_snapshot_load },
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "api/fc_config.h"
+#include "api/fc_snapshot.h"
 #include "api/server.h"
 
 struct machine;
@@ -43,6 +44,21 @@ struct api_actions {
 	int (*open_metrics)(void *opaque, char *err, size_t errlen);
 	/* PUT /logger: (re)open log_path and apply level and format. */
 	int (*set_logger)(void *opaque, char *err, size_t errlen);
+	/*
+	 * PUT /snapshot/create on the paused machine: write @p's files. @err
+	 * is the whole fault message, as Firecracker words its own ("Create
+	 * snapshot error: ..."). NULL: a build without snapshots (400).
+	 */
+	int (*snapshot_create)(void *opaque,
+			       const struct fc_snapshot_create *p, char *err,
+			       size_t errlen);
+	/*
+	 * PUT /snapshot/load before boot, nothing boot-specific configured:
+	 * restore the machine from @p (paused, or running with resume_vm).
+	 * @err as above ("Load snapshot error: ..."). NULL: as above.
+	 */
+	int (*snapshot_load)(void *opaque, const struct fc_snapshot_load *p,
+			     char *err, size_t errlen);
 	void *opaque;
 };
 

@@ -10,7 +10,10 @@
  */
 #include "devices/i8042.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include "snapshot/snap.h"
 
 /* Keyboard commands (data port writes outside a controller command). */
 #define KBD_SET_LEDS 0xed  /* + parameter */
@@ -294,4 +297,46 @@ void i8042_get_stats(struct i8042 *dev, struct i8042_stats *out)
 	pthread_mutex_lock(&dev->lock);
 	*out = dev->stats;
 	pthread_mutex_unlock(&dev->lock);
+}
+
+void i8042_save(struct i8042 *dev, struct snap_writer *w)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&dev->lock);
+	snap_put_u8(w, dev->ctr);
+	snap_put_u8(w, dev->outp);
+	snap_put_u8(w, dev->status_cmd);
+	snap_put_u8(w, dev->want);
+	snap_put_u8(w, dev->kbd_want);
+	snap_put_u32(w, dev->len);
+	for (i = 0; i < dev->len; i++)
+		snap_put_u8(w, dev->queue[(dev->head + i) % I8042_QUEUE]);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+int i8042_load(struct i8042 *dev, struct snap_reader *r)
+{
+	uint8_t regs[5], q[I8042_QUEUE];
+	uint32_t n;
+
+	snap_get_bytes(r, regs, sizeof(regs));
+	n = snap_get_u32(r);
+	if (r->bad || n > I8042_QUEUE)
+		return -EINVAL;
+	snap_get_bytes(r, q, n);
+	if (r->bad)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->ctr = regs[0];
+	dev->outp = regs[1];
+	dev->status_cmd = regs[2] ? I8042_STATUS_CMD : 0;
+	dev->want = regs[3];
+	dev->kbd_want = regs[4];
+	memcpy(dev->queue, q, n);
+	dev->head = 0;
+	dev->len = n;
+	i8042_update_irq_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
 }

@@ -109,6 +109,22 @@ void i8042_init(struct i8042 *dev, i8042_reset_fn reset, void *opaque,
 /** i8042_destroy() - free what i8042_init() made. */
 void i8042_destroy(struct i8042 *dev);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * i8042_save() - the controller's command byte, output port, pending
+ * command and queued bytes, for a snapshot. Context: the guest paused.
+ */
+void i8042_save(struct i8042 *dev, struct snap_writer *w);
+
+/**
+ * i8042_load() - i8042_save()'s state back; the IRQ line follows it.
+ * Return: 0, or -EINVAL for a truncated or oversized state.
+ * Context: startup of a restore, before the vCPUs run.
+ */
+int i8042_load(struct i8042 *dev, struct snap_reader *r);
+
 /**
  * i8042_data_access() - bus handler for the data port (0x60).
  * @opaque: the struct i8042

@@ -10,9 +10,11 @@
  */
 #include "devices/serial.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "devices/uart_host.h"
+#include "snapshot/snap.h"
 #include "util/log.h"
 
 /* Register offsets (DLAB is LCR bit 7). */
@@ -318,4 +320,58 @@ void serial_tx_stats(struct serial *s, struct outbuf_stats *st)
 void serial_destroy(struct serial *s)
 {
 	uart_host_destroy(&s->h, SERIAL_TX_FLUSH_MS);
+}
+
+void serial_save(struct serial *s, struct snap_writer *w)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&s->h.lock);
+	snap_put_u8(w, s->ier);
+	snap_put_u8(w, s->lcr);
+	snap_put_u8(w, s->mcr);
+	snap_put_u8(w, s->fcr);
+	snap_put_u8(w, s->scr);
+	snap_put_u8(w, s->dll);
+	snap_put_u8(w, s->dlm);
+	snap_put_u8(w, s->lsr_err);
+	snap_put_u8(w, s->msr_delta);
+	snap_put_u8(w, s->thre_pending);
+	snap_put_u32(w, s->rx_count);
+	for (i = 0; i < s->rx_count; i++)
+		snap_put_u8(w, s->rx[(s->rx_head + i) % SERIAL_RX_FIFO_SIZE]);
+	pthread_mutex_unlock(&s->h.lock);
+}
+
+int serial_load(struct serial *s, struct snap_reader *r)
+{
+	uint8_t regs[10], rx[SERIAL_RX_FIFO_SIZE];
+	uint32_t n, i;
+
+	snap_get_bytes(r, regs, sizeof(regs));
+	n = snap_get_u32(r);
+	if (r->bad || n > SERIAL_RX_FIFO_SIZE)
+		return -EINVAL;
+	snap_get_bytes(r, rx, n);
+	if (r->bad)
+		return -EINVAL;
+	pthread_mutex_lock(&s->h.lock);
+	s->ier = regs[0] & 0x0f;
+	s->lcr = regs[1];
+	s->mcr = regs[2] & 0x1f;
+	s->fcr = regs[3];
+	s->scr = regs[4];
+	s->dll = regs[5];
+	s->dlm = regs[6];
+	s->lsr_err = regs[7];
+	s->msr_delta = regs[8] & 0x0f;
+	s->thre_pending = regs[9] != 0;
+	s->rx_head = 0;
+	s->rx_count = n;
+	for (i = 0; i < n; i++)
+		s->rx[i] = rx[i];
+	serial_room_check_locked(s);
+	serial_update_irq_locked(s);
+	pthread_mutex_unlock(&s->h.lock);
+	return 0;
 }

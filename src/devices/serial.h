@@ -105,6 +105,23 @@ void serial_tx_stats(struct serial *s, struct outbuf_stats *st);
  */
 void serial_destroy(struct serial *s);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * serial_save() - the UART's registers and received bytes not yet read,
+ * for a snapshot. Context: any thread, the guest paused.
+ */
+void serial_save(struct serial *s, struct snap_writer *w);
+
+/**
+ * serial_load() - serial_save()'s state back; register values are masked
+ * to the bits the UART has, and the interrupt line follows them.
+ * Return: 0, or -EINVAL for a truncated or oversized state.
+ * Context: startup of a restore, before the vCPUs run.
+ */
+int serial_load(struct serial *s, struct snap_reader *r);
+
 /**
  * serial_access() - bus handler for the UART's eight registers.
  * @opaque: the struct serial

@@ -214,6 +214,29 @@ static const unsigned long swap_ioctls[] = {
 };
 
 /*
+ * Main thread with the API: PUT /snapshot/create writes the paused
+ * machine out (machine_snapshot.c): it creates or truncates the two files
+ * write-only (no O_TMPFILE), sizes the memory file, writes the pages that
+ * are not zero where they belong and syncs both; it reads each vCPU's and
+ * the VM's state (the rest of the vCPU reads are the control list's).
+ */
+static const struct confine_rule snapshot_rules[] = {
+	ALLOW_MASKED(openat, 2, O_ACCMODE | __O_TMPFILE, O_WRONLY),
+	ALLOW(ftruncate),
+	ALLOW(pwrite64),
+	ALLOW(fsync),
+};
+
+static const unsigned long snapshot_ioctls[] = {
+	KVM_CHECK_EXTENSION,
+#ifdef __x86_64__
+	KVM_GET_MSR_INDEX_LIST, KVM_GET_XSAVE, KVM_GET_XSAVE2, KVM_GET_FPU,
+	KVM_GET_XCRS, KVM_GET_DEBUGREGS, KVM_GET_VCPU_EVENTS, KVM_GET_CPUID2,
+	KVM_GET_IRQCHIP, KVM_GET_PIT2, KVM_GET_CLOCK,
+#endif
+};
+
+/*
  * engine=vhost: DRIVER_OK sets the module up and starts it
  * (blk_vhost_start, vsock_vhost_start: VHOST_VSOCK_SET_RUNNING 1,
  * net_vhost_start: VHOST_NET_SET_BACKEND per ring, with
@@ -376,6 +399,9 @@ static const struct confine_part part_vcpu = PART("vcpu", vcpu_rules,
 static const struct confine_part part_io = PART_NO_IOCTLS("io", io_rules);
 static const struct confine_part part_swap = PART("drive swap", swap_rules,
 						  swap_ioctls);
+static const struct confine_part part_snapshot = PART("snapshot",
+						      snapshot_rules,
+						      snapshot_ioctls);
 static const struct confine_part part_lifecycle = PART("lifecycle",
 						       vcpu_rules,
 						       lifecycle_ioctls);
@@ -459,8 +485,10 @@ size_t confine_policy_parts(enum confine_class cls,
 		parts[n++] = &part_control;
 		parts[n++] = &part_lifecycle;
 		parts[n++] = &part_io;
-		if (policy_api)
+		if (policy_api) {
 			parts[n++] = &part_swap;
+			parts[n++] = &part_snapshot;
+		}
 		if (policy_vsock)
 			parts[n++] = &part_vsock;
 		if (policy_net)

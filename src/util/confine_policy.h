@@ -28,7 +28,7 @@
 #endif
 
 #define CONFINE_RULE_MAX_ARGS 2
-#define CONFINE_MAX_PARTS 8
+#define CONFINE_MAX_PARTS 10
 
 /*
  * A rule's action: the call traps into confine.c's SIGSYS handler, which

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "snapshot/snap.h"
+#include "util/le.h"
 #include "util/log.h"
 #include "virtio/blk_priv.h"
 
@@ -134,6 +136,57 @@ static void blk_config_access(struct virtio_dev *vdev, uint64_t off,
 			  i < BLK_CONFIG_BYTES - off ? b->config[off + i] : 0;
 }
 
+/*
+ * Snapshot state: the configuration space the driver read (capacity,
+ * geometry, limits). A restore onto an image of another size is refused:
+ * the guest's file systems were sized for this one.
+ */
+static int blk_save(struct virtio_dev *vdev, struct snap_writer *w,
+		    char *err, size_t errlen)
+{
+	struct blk_dev *b = vdev->dev;
+
+	if (b->be_ops->direct_irq) {
+		snprintf(err, errlen, "%s: engine=%s disks cannot be "
+			 "snapshotted yet (the kernel holds their rings)",
+			 vdev->name, b->be_ops->name);
+		return -EOPNOTSUPP;
+	}
+	snap_put_u32(w, BLK_CONFIG_BYTES);
+	snap_put_bytes(w, b->config, BLK_CONFIG_BYTES);
+	return 0;
+}
+
+static int blk_load(struct virtio_dev *vdev, struct snap_reader *r,
+		    char *err, size_t errlen)
+{
+	struct blk_dev *b = vdev->dev;
+	const uint8_t *cfg;
+	uint32_t n = snap_get_u32(r);
+
+	cfg = n == BLK_CONFIG_BYTES ? snap_get_ref(r, n) : NULL;
+	if (!cfg) {
+		snprintf(err, errlen, "%s: configuration space of %u bytes; "
+			 "this build has %u", vdev->name, n, BLK_CONFIG_BYTES);
+		return -EINVAL;
+	}
+	if (le_get(cfg, 8) != le_get(b->config, 8)) {
+		snprintf(err, errlen, "%s: the snapshot's disk has %llu "
+			 "sectors, this image %llu: a restore needs the same "
+			 "disk size", vdev->name,
+			 (unsigned long long)le_get(cfg, 8),
+			 (unsigned long long)le_get(b->config, 8));
+		return -EINVAL;
+	}
+	if (memcmp(cfg, b->config, BLK_CONFIG_BYTES)) {
+		snprintf(err, errlen, "%s: the snapshot's disk has other "
+			 "limits (block size, queues, discard) than this one",
+			 vdev->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct virtio_dev_ops blk_ops = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -141,6 +194,8 @@ static const struct virtio_dev_ops blk_ops = {
 	.start = blk_start,
 	.stop = blk_stop,
 	.call_changed = blk_call_changed,
+	.save = blk_save,
+	.load = blk_load,
 };
 
 /* ---- creation ---- */

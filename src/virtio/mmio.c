@@ -10,8 +10,10 @@
 #include "virtio/mmio.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include "snapshot/snap.h"
 #include "util/evloop.h"
 #include "util/le.h"
 
@@ -126,11 +128,53 @@ static void mmio_direct_irq(struct virtio_dev *vdev, struct virtio_queue *q,
 	mmio_notify(vdev, q);
 }
 
+/* Snapshot state: the selector registers (the rest is the core's). */
+static int mmio_save(struct virtio_dev *vdev, struct snap_writer *w,
+		     char *err, size_t errlen)
+{
+	struct virtio_mmio *t = vdev->transport;
+
+	(void)err;
+	(void)errlen;
+	snap_put_u64(w, t->base);
+	snap_put_u32(w, t->gsi);
+	snap_put_u32(w, t->device_features_sel);
+	snap_put_u32(w, t->driver_features_sel);
+	snap_put_u32(w, t->queue_sel);
+	return 0;
+}
+
+static int mmio_load(struct virtio_dev *vdev, struct snap_reader *r,
+		     char *err, size_t errlen)
+{
+	struct virtio_mmio *t = vdev->transport;
+	uint64_t base = snap_get_u64(r);
+	uint32_t gsi = snap_get_u32(r);
+	uint32_t dsel = snap_get_u32(r);
+	uint32_t gsel = snap_get_u32(r);
+	uint32_t qsel = snap_get_u32(r);
+
+	if (r->bad || base != t->base || gsi != t->gsi) {
+		snprintf(err, errlen, "%s: the snapshot's device is at 0x%llx "
+			 "IRQ %u; this one at 0x%llx IRQ %u", vdev->name,
+			 (unsigned long long)base, gsi,
+			 (unsigned long long)t->base, t->gsi);
+		return -EINVAL;
+	}
+	/* Any value: each register read checks its selector. */
+	t->device_features_sel = dsel;
+	t->driver_features_sel = gsel;
+	t->queue_sel = qsel;
+	return 0;
+}
+
 static const struct virtio_transport_ops mmio_ops = {
 	.name = "mmio",
 	.notify = mmio_notify,
 	.notify_config = mmio_notify_config,
 	.direct_irq = mmio_direct_irq,
+	.save = mmio_save,
+	.load = mmio_load,
 };
 
 static struct virtio_queue *mmio_queue(struct virtio_mmio *t)

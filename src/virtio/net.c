@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "snapshot/snap.h"
 #include "util/le.h"
 #include "virtio/net_priv.h"
 #include "virtio/tap.h"
@@ -263,6 +264,56 @@ static void net_call_changed(struct virtio_dev *vdev, struct virtio_queue *q,
 			       fd);
 }
 
+/*
+ * Snapshot state: the configuration space (MAC, status, queue pairs) and
+ * how many pairs the driver turned on (VQ_PAIRS_SET). What the taps
+ * held is gone with the old process, as packets lost on a wire are.
+ */
+static int net_save(struct virtio_dev *vdev, struct snap_writer *w,
+		    char *err, size_t errlen)
+{
+	struct net_dev *n = vdev->dev;
+
+	if (n->vhost) {
+		snprintf(err, errlen, "%s: engine=vhost interfaces cannot be "
+			 "snapshotted yet", vdev->name);
+		return -EOPNOTSUPP;
+	}
+	if (atomic_load(&n->ctrl_pending)) {
+		snprintf(err, errlen, "%s: a control request is in flight; "
+			 "resume and try again", vdev->name);
+		return -EAGAIN;
+	}
+	snap_put_u32(w, NET_CONFIG_BYTES);
+	snap_put_bytes(w, n->config, NET_CONFIG_BYTES);
+	snap_put_u32(w, atomic_load(&n->active_pairs));
+	return 0;
+}
+
+static int net_load(struct virtio_dev *vdev, struct snap_reader *r,
+		    char *err, size_t errlen)
+{
+	struct net_dev *n = vdev->dev;
+	uint32_t len = snap_get_u32(r), active;
+	const uint8_t *cfg;
+
+	cfg = len == NET_CONFIG_BYTES ? snap_get_ref(r, len) : NULL;
+	active = snap_get_u32(r);
+	if (!cfg || r->bad || !active || active > n->pairs) {
+		snprintf(err, errlen, "%s: malformed state (%u active queue "
+			 "pairs of %u)", vdev->name, active, n->pairs);
+		return -EINVAL;
+	}
+	if (memcmp(cfg, n->config, NET_CONFIG_BYTES)) {
+		snprintf(err, errlen, "%s: the snapshot's interface has "
+			 "another MAC address or queue count", vdev->name);
+		return -EINVAL;
+	}
+	atomic_store(&n->active_pairs, active);
+	net_tap_queues(n, active);
+	return 0;
+}
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
@@ -270,6 +321,8 @@ static const struct virtio_dev_ops net_ops = {
 	.start = net_start,
 	.stop = net_stop,
 	.call_changed = net_call_changed,
+	.save = net_save,
+	.load = net_load,
 };
 
 /* ---- creation ---- */

@@ -55,6 +55,8 @@
 #define VIRTIO_MSI_NO_VECTOR 0xffff
 
 struct virtio_dev;
+struct snap_writer;
+struct snap_reader;
 
 /* Per-queue counters; written by the queue thread, read by --stats. */
 struct virtio_queue_stats {
@@ -141,6 +143,17 @@ struct virtio_dev_ops {
 	 * ignores a kick while it is not running.
 	 */
 	void (*kick)(struct virtio_dev *vdev, struct virtio_queue *q);
+	/*
+	 * Optional: the device's own state for a snapshot (paused, queues
+	 * stopped), and back into a device just attached. A device that
+	 * ran and has no save() cannot be snapshotted. Context: the
+	 * machine's lifecycle thread, vdev->lock held. 0 or -errno with a
+	 * message in @err.
+	 */
+	int (*save)(struct virtio_dev *vdev, struct snap_writer *w, char *err,
+		    size_t errlen);
+	int (*load)(struct virtio_dev *vdev, struct snap_reader *r, char *err,
+		    size_t errlen);
 };
 
 /* What a transport implements; a const table per transport type. */
@@ -167,6 +180,12 @@ struct virtio_transport_ops {
 	 */
 	void (*direct_irq)(struct virtio_dev *vdev, struct virtio_queue *q,
 			   bool on);
+	/* The transport's registers for a snapshot, and back (as the
+	 * device's save and load; NULL: it cannot be snapshotted). */
+	int (*save)(struct virtio_dev *vdev, struct snap_writer *w, char *err,
+		    size_t errlen);
+	int (*load)(struct virtio_dev *vdev, struct snap_reader *r, char *err,
+		    size_t errlen);
 };
 
 struct virtio_dev {
@@ -260,6 +279,29 @@ void virtio_dev_pause(struct virtio_dev *vdev);
  * Context: as virtio_dev_pause().
  */
 int virtio_dev_resume(struct virtio_dev *vdev);
+
+/**
+ * virtio_dev_save() - a paused device's state (virtio_snap.c): status,
+ * features, queues and where each stopped, the transport's registers,
+ * the device's own state.
+ * Return: 0, -EBUSY (not paused) or -EOPNOTSUPP (its transport or
+ * device keeps no snapshot state), with a message in @err.
+ * Context: the machine's lifecycle thread, vCPUs parked.
+ */
+int virtio_dev_save(struct virtio_dev *vdev, struct snap_writer *w,
+		    char *err, size_t errlen);
+
+/**
+ * virtio_dev_load() - virtio_dev_save()'s state into @vdev, just attached
+ * and never driven: every field is checked as the driver's register
+ * writes would be and against this device (type, queues, features) before
+ * any is applied. The device is left paused; virtio_dev_resume() starts
+ * it from the saved indices.
+ * Return: 0, or -EINVAL with a message in @err (the device is left reset).
+ * Context: as virtio_dev_save().
+ */
+int virtio_dev_load(struct virtio_dev *vdev, struct snap_reader *r,
+		    char *err, size_t errlen);
 
 /**
  * virtio_set_driver_features_locked() - store 32 feature bits at @word

@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "snapshot/snap.h"
 #include "util/le.h"
 #include "util/log.h"
 #include "virtio/vsock_dev.h"
@@ -216,6 +217,47 @@ static void vsock_call_changed(struct virtio_dev *vdev,
 		vhost_set_call(&v->vh.dev, q->index, fd);
 }
 
+/*
+ * Snapshot state: the configuration (the guest's CID). Connections do not
+ * survive a restore: their host ends were the old process's. The loaded
+ * device tells the guest VIRTIO_VSOCK_EVENT_TRANSPORT_RESET (virtio 1.2
+ * §5.10.6.7) as it starts, and the driver drops them all.
+ */
+static int vsock_save(struct virtio_dev *vdev, struct snap_writer *w,
+		      char *err, size_t errlen)
+{
+	struct vsock_dev *v = vdev->dev;
+
+	if (v->vhost) {
+		snprintf(err, errlen, "%s: engine=vhost vsock cannot be "
+			 "snapshotted yet", vdev->name);
+		return -EOPNOTSUPP;
+	}
+	snap_put_u32(w, VSOCK_CONFIG_BYTES);
+	snap_put_bytes(w, v->config, VSOCK_CONFIG_BYTES);
+	return 0;
+}
+
+static int vsock_load(struct virtio_dev *vdev, struct snap_reader *r,
+		      char *err, size_t errlen)
+{
+	struct vsock_dev *v = vdev->dev;
+	uint32_t len = snap_get_u32(r);
+	const uint8_t *cfg;
+
+	cfg = len == VSOCK_CONFIG_BYTES ? snap_get_ref(r, len) : NULL;
+	if (!cfg) {
+		snprintf(err, errlen, "%s: malformed state", vdev->name);
+		return -EINVAL;
+	}
+	if (memcmp(cfg, v->config, VSOCK_CONFIG_BYTES)) {
+		snprintf(err, errlen, "%s: the snapshot's guest CID differs "
+			 "from this device's", vdev->name);
+		return -EINVAL;
+	}
+	return vsock_dev_send_reset(v);
+}
+
 static const struct virtio_dev_ops vsock_ops = {
 	.name = "virtio-vsock",
 	.device_id = VIRTIO_ID_VSOCK,
@@ -223,6 +265,8 @@ static const struct virtio_dev_ops vsock_ops = {
 	.start = vsock_start,
 	.stop = vsock_stop,
 	.call_changed = vsock_call_changed,
+	.save = vsock_save,
+	.load = vsock_load,
 };
 
 /* ---- creation ---- */

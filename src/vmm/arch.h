@@ -84,4 +84,43 @@ uint32_t arch_irq_line(uint32_t line);
  */
 void arch_vcpu_dump(struct vcpu *vcpu);
 
+struct snap_writer;
+struct snap_reader;
+
+/* The snapshot architecture id (enum snap_arch) this build writes. */
+extern const uint32_t arch_snap_id;
+
+/**
+ * arch_snapshot_cpu_save() / arch_snapshot_cpu_check() - the guest-visible
+ * CPU (x86: CPUID feature leaves and the XSAVE size), and the check that
+ * this host gives a guest the same: another is refused with a message
+ * naming the first difference.
+ * Return: 0 or -errno with a message in @err.  Context: main thread.
+ */
+int arch_snapshot_cpu_save(struct vm *vm, struct snap_writer *w, char *err,
+			   size_t errlen);
+int arch_snapshot_cpu_check(struct vm *vm, struct snap_reader *r, char *err,
+			    size_t errlen);
+
+/**
+ * arch_snapshot_vm_save() / arch_snapshot_vm_load() - the VM's in-kernel
+ * state (x86: PIC, IOAPIC, PIT, clock).
+ * Return: 0 or -errno with a message in @err.  Context: main thread,
+ * vCPUs parked (save) or not started (load).
+ */
+int arch_snapshot_vm_save(struct vm *vm, struct snap_writer *w, char *err,
+			  size_t errlen);
+int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
+			  size_t errlen);
+
+/**
+ * arch_snapshot_vcpu_save() / arch_snapshot_vcpu_load() - one vCPU's
+ * whole state (registers, FPU, LAPIC, MSRs, events, MP state).
+ * Return: 0 or -errno with a message in @err.  Context: as above.
+ */
+int arch_snapshot_vcpu_save(struct vcpu *vcpu, struct snap_writer *w,
+			    char *err, size_t errlen);
+int arch_snapshot_vcpu_load(struct vcpu *vcpu, struct snap_reader *r,
+			    char *err, size_t errlen);
+
 #endif

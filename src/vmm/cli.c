@@ -159,6 +159,15 @@ static const char usage_text[] =
 "  --mmds-size-limit BYTES\n"
 "                      the MMDS data store's limit (default: the API's\n"
 "                      payload limit)\n"
+"  --restore DIR       restore the snapshot DIR/state with its memory file\n"
+"                      DIR/memory (PUT /snapshot/create's files) and run\n"
+"                      it: vCPUs, RAM and devices come from the snapshot,\n"
+"                      so --kernel, --disk, --net, --vsock, --memory and\n"
+"                      --config-file cannot be given with it\n"
+"  --restore-drive ID=PATH[,snapshot=on] | ID,snapshot=on\n"
+"                      with --restore: drive ID's image is PATH (the same\n"
+"                      size) and/or its writes go to a throwaway overlay,\n"
+"                      so clones of one snapshot each have their own disk\n"
 "Without --kernel/--cmdline (API and config file), the defaults are\n"
 "Firecracker's: 1 vCPU, 128 MiB, boot_args \"" FC_DEFAULT_BOOT_ARGS "\"\n"
 "plus root= for the root drive; --memory still sets the memory.\n"
@@ -660,7 +669,7 @@ enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
        OPT_SHOW_ORIGIN, OPT_METRICS_PATH, OPT_MAX_PAYLOAD, OPT_START_US,
        OPT_START_CPU_US, OPT_PARENT_CPU_US, OPT_NO_SECCOMP, OPT_METADATA,
-       OPT_MMDS_LIMIT };
+       OPT_MMDS_LIMIT, OPT_RESTORE, OPT_RESTORE_DRIVE };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -698,6 +707,8 @@ static const struct option options[] = {
 	{ "no-seccomp", no_argument, NULL, OPT_NO_SECCOMP },
 	{ "metadata", required_argument, NULL, OPT_METADATA },
 	{ "mmds-size-limit", required_argument, NULL, OPT_MMDS_LIMIT },
+	{ "restore", required_argument, NULL, OPT_RESTORE },
+	{ "restore-drive", required_argument, NULL, OPT_RESTORE_DRIVE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -844,6 +855,21 @@ static int cli_fc_option(int opt, const char *arg, struct vm_config *cfg,
 	case OPT_MMDS_LIMIT:
 		return u64_option(opt, arg, 1, MAX_API_PAYLOAD,
 				  &cfg->mmds_size_limit, err, errlen);
+	case OPT_RESTORE:
+		return path_option(opt, arg, &cfg->restore, err, errlen);
+	case OPT_RESTORE_DRIVE:
+		if (cfg->nr_restore_drives >= CONFIG_MAX_DISKS) {
+			snprintf(err, errlen, "--restore-drive %s: at most %d",
+				 arg, CONFIG_MAX_DISKS);
+			return -EINVAL;
+		}
+		if (set_str(&cfg->restore_drives[cfg->nr_restore_drives],
+			    arg)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		cfg->nr_restore_drives++;
+		return 0;
 	default:
 		return 1;
 	}
@@ -1089,8 +1115,39 @@ static const char *cli_default_cmdline(const struct vm_config *cfg)
  * serve the API on Firecracker's default socket unless --no-api; the API
  * and the config file start from Firecracker's 128 MiB unless --memory.
  */
+/*
+ * --restore DIR: the machine comes from the snapshot; what would
+ * configure another is refused, naming the option.
+ */
+static int cli_restore_mode(struct vm_config *cfg, char *err, size_t errlen)
+{
+	const char *clash = cfg->kernel ? "--kernel" :
+			    cfg->initrd ? "--initrd" :
+			    cfg->cmdline ? "--cmdline" :
+			    cfg->nr_disks ? "--disk" :
+			    cfg->nr_nets ? "--net" :
+			    cfg->vsock.set ? "--vsock" :
+			    cfg->config_file ? "--config-file" :
+			    cfg->memory_set ? "--memory" : NULL;
+
+	if (clash) {
+		snprintf(err, errlen, "--restore %s: the machine comes from "
+			 "the snapshot; %s cannot be given with it",
+			 cfg->restore, clash);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cli_modes(struct vm_config *cfg, char *err, size_t errlen)
 {
+	if (cfg->restore)
+		return cli_restore_mode(cfg, err, errlen);
+	if (cfg->nr_restore_drives) {
+		snprintf(err, errlen, "--restore-drive %s: only with --restore",
+			 cfg->restore_drives[0]);
+		return -EINVAL;
+	}
 	if (cfg->no_api && cfg->api_sock) {
 		snprintf(err, errlen,
 			 "--no-api and --api-sock %s exclude each other",
@@ -1132,7 +1189,7 @@ static enum cli_result cli_finish(struct vm_config *cfg, char *err,
 		snprintf(err, errlen, "out of memory");
 	if (ret)
 		return CLI_ERROR;
-	if (!cfg->kernel && !cfg->api_sock) {
+	if (!cfg->kernel && !cfg->api_sock && !cfg->restore) {
 		snprintf(err, errlen,
 			 "--config-file %s: no \"boot-source\", and no --kernel or --api-sock to give one",
 			 cfg->config_file);

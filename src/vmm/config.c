@@ -169,6 +169,9 @@ void config_free(struct vm_config *cfg)
 	free(cfg->log_module);
 	free(cfg->metrics_path);
 	free(cfg->metadata);
+	free(cfg->restore);
+	for (i = 0; i < cfg->nr_restore_drives && i < CONFIG_MAX_DISKS; i++)
+		free(cfg->restore_drives[i]);
 	for (i = 0; i < cfg->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++)
 		free(cfg->mmds.ifaces[i]);
 	free(cfg->vsock.uds_path);
@@ -220,7 +223,8 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	dst->kernel = dst->initrd = dst->cmdline = dst->console = NULL;
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
-	dst->metadata = NULL;
+	dst->metadata = dst->restore = NULL;
+	dst->nr_restore_drives = 0;
 	dst->vsock.uds_path = dst->vsock.vsock_id = NULL;
 	if (!dup_str(&dst->kernel, src->kernel) ||
 	    !dup_str(&dst->initrd, src->initrd) ||
@@ -234,6 +238,7 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	    !dup_str(&dst->log_module, src->log_module) ||
 	    !dup_str(&dst->metrics_path, src->metrics_path) ||
 	    !dup_str(&dst->metadata, src->metadata) ||
+	    !dup_str(&dst->restore, src->restore) ||
 	    !dup_str(&dst->vsock.uds_path, src->vsock.uds_path) ||
 	    !dup_str(&dst->vsock.vsock_id, src->vsock.vsock_id))
 		goto err_free;
@@ -246,6 +251,11 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 		if (config_net_copy(&dst->nets[i], &src->nets[i]))
 			goto err_free;
 		dst->nr_nets = i + 1;
+	}
+	for (i = 0; i < src->nr_restore_drives && i < CONFIG_MAX_DISKS; i++) {
+		if (!dup_str(&dst->restore_drives[i], src->restore_drives[i]))
+			goto err_free;
+		dst->nr_restore_drives = i + 1;
 	}
 	for (i = 0; i < src->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++) {
 		if (!dup_str(&dst->mmds.ifaces[i], src->mmds.ifaces[i]))

@@ -186,6 +186,9 @@ struct vm_config {
 	char *log_module;
 	char *metrics_path;
 	char *metadata;     /* --metadata FILE: the MMDS data store's start */
+	char *restore;      /* --restore DIR: DIR/state and DIR/memory */
+	char *restore_drives[CONFIG_MAX_DISKS]; /* --restore-drive args */
+	unsigned int nr_restore_drives;
 	struct config_mmds mmds;
 	uint64_t mmds_size_limit; /* --mmds-size-limit; 0: the API's payload
 				   * limit (Firecracker's default) */

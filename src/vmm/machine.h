@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapshot/snap.h"
 #include "vmm/config.h"
 #include "vmm/vm.h"
 
@@ -28,11 +29,23 @@ struct machine_mmio_dev {
  * A device the machine pauses and resumes (and, later, saves): the one
  * owner of its state registers it once attached (machine_add_dev()).
  */
+struct snap_writer;
+struct snap_reader;
+
 struct machine_dev_ops {
-	/* Quiesce: in-flight work completed, threads parked or joined. */
+	/* Quiesce: in-flight work completed, threads parked or joined.
+	 * NULL: a device with no threads (a UART). */
 	void (*pause)(void *opaque);
-	/* Go on from where pause left it. 0 or -errno. */
+	/* Go on from where pause left it. 0 or -errno. NULL: as pause. */
 	int (*resume)(void *opaque);
+	/* The paused device's state for a snapshot; NULL: the machine
+	 * cannot be snapshotted. 0 or -errno with a message in @err. */
+	int (*save)(void *opaque, struct snap_writer *w, char *err,
+		    size_t errlen);
+	/* That state into the device just attached; it stays paused until
+	 * the machine resumes. 0 or -errno with a message in @err. */
+	int (*load)(void *opaque, struct snap_reader *r, char *err,
+		    size_t errlen);
 };
 
 struct machine_dev {
@@ -270,6 +283,65 @@ int machine_patch_disk(struct machine *m, unsigned int index,
  * Context: main thread.
  */
 int arch_machine_ctrl_alt_del(struct machine *m);
+
+/* PUT /snapshot/create, as main hands it over. */
+struct machine_snapshot_req {
+	const char *state_path; /* snapshot_path */
+	const char *mem_path;   /* mem_file_path */
+	bool diff;              /* snapshot_type Diff */
+	const char *config_json; /* fc_snapshot_config_json() of the config */
+};
+
+/**
+ * machine_snapshot_create() - write the paused machine to @req's files:
+ * guest RAM to mem_path (sparse), then the state file (written last, so a
+ * complete state file means a complete snapshot).
+ * Return: 0, or -errno with a message in @err: -EINVAL (not paused, or
+ * mem_path is the file the RAM is mapped from), -EOPNOTSUPP (a Diff
+ * snapshot; a device or drive that cannot be saved, named), or the I/O
+ * error naming the path. The machine stays paused either way.
+ * Context: main thread.
+ */
+int machine_snapshot_create(struct machine *m,
+			    const struct machine_snapshot_req *req, char *err,
+			    size_t errlen);
+
+/* A state file read and checked, for a restore. */
+struct machine_snapshot {
+	uint8_t *buf;          /* the whole file */
+	size_t len;
+	struct snap_file f;
+	char *config;          /* its configuration (JSON text) */
+	size_t config_len;
+	uint64_t ram_size;     /* the memory file holds this much */
+	unsigned int ncpus;
+	bool diff;
+};
+
+/**
+ * machine_snapshot_open() - read and check the state file at @path (size,
+ * magic, version, architecture, checksum, framing, the information,
+ * configuration and memory sections).
+ * Return: 0 with @s filled (machine_snapshot_close() it), or -errno with
+ * one line in @err naming @path.  Context: main thread, startup.
+ */
+int machine_snapshot_open(const char *path, struct machine_snapshot *s,
+			  char *err, size_t errlen);
+
+/** machine_snapshot_close() - free what machine_snapshot_open() read. */
+void machine_snapshot_close(struct machine_snapshot *s);
+
+/**
+ * machine_snapshot_apply() - the snapshot's state into the machine built
+ * from its configuration (RAM mapped from its memory file, vCPUs created,
+ * devices attached, none run yet): the CPU check first, then the VM's
+ * in-kernel devices, each vCPU, each device by name. Every device must
+ * find its state and every state its device.
+ * Return: 0, or -EINVAL with a message naming the part refused.
+ * Context: main thread, startup of a restore.
+ */
+int machine_snapshot_apply(struct machine *m, const struct machine_snapshot *s,
+			   char *err, size_t errlen);
 
 /** machine_state_name() - Firecracker's name of @s ("Not started", ...). */
 const char *machine_state_name(enum machine_state s);

@@ -176,9 +176,9 @@ void machine_detach_disks(struct machine *m)
 			blk_dev_destroy(md->blk);
 		md->blk = NULL;
 	}
-	m->nr_devs = 0; /* the disks came first; the vsock and net devices,
-			 * attached after them, are detached before
-			 * (init-step undo) */
+	m->nr_devs = 0; /* all are going: the vsock and net devices,
+			 * attached after the disks, are detached before
+			 * them, the platform devices next (init-step undo) */
 }
 
 void machine_close_disks(struct machine *m)

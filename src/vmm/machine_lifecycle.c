@@ -35,9 +35,23 @@ static int virtio_resume(void *opaque)
 	return virtio_dev_resume(opaque);
 }
 
+static int virtio_save(void *opaque, struct snap_writer *w, char *err,
+		       size_t errlen)
+{
+	return virtio_dev_save(opaque, w, err, errlen);
+}
+
+static int virtio_load(void *opaque, struct snap_reader *r, char *err,
+		       size_t errlen)
+{
+	return virtio_dev_load(opaque, r, err, errlen);
+}
+
 const struct machine_dev_ops machine_virtio_dev_ops = {
 	.pause = virtio_pause,
 	.resume = virtio_resume,
+	.save = virtio_save,
+	.load = virtio_load,
 };
 
 const char *machine_state_name(enum machine_state s)
@@ -73,7 +87,8 @@ int machine_pause(struct machine *m, char *err, size_t errlen)
 		return ret;
 	}
 	for (i = 0; i < m->nr_devs; i++)
-		m->devs[i].ops->pause(m->devs[i].opaque);
+		if (m->devs[i].ops->pause)
+			m->devs[i].ops->pause(m->devs[i].opaque);
 	atomic_store(&m->state, MACHINE_PAUSED);
 	log_info("paused: %u vCPUs, %u devices", m->vm.ncpus, m->nr_devs);
 	return 0;
@@ -89,7 +104,8 @@ int machine_resume(struct machine *m, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (i = m->nr_devs; i-- > 0;)
-		if (m->devs[i].ops->resume(m->devs[i].opaque))
+		if (m->devs[i].ops->resume &&
+		    m->devs[i].ops->resume(m->devs[i].opaque))
 			log_error("%s: did not resume; it reports "
 				  "NEEDS_RESET to the guest", m->devs[i].name);
 	vm_resume_vcpus(&m->vm);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "api/fc_config.h"
+#include "api/fc_snapshot.h"
 #include "api/handlers.h"
 #include "mmds/mmds.h"
 #include "util/clock.h"
@@ -83,10 +84,24 @@ static int read_image(const char *what, const char *path, uint8_t **out,
 	return 0;
 }
 
+/*
+ * A restore in progress (machine_snapshot_open() succeeded): the steps
+ * build the snapshot's machine, RAM from its memory file, and load its
+ * state where a boot would load a kernel.
+ */
+static struct machine_snapshot restoring;
+static int restore_mem_fd = -1;
+static bool is_restoring(void)
+{
+	return restoring.buf != NULL;
+}
+
 static int step_images(struct machine *m, char *err, size_t errlen)
 {
 	int ret;
 
+	if (is_restoring())
+		return 0;
 	ret = read_image("kernel", m->cfg->kernel, &m->kernel, &m->kernel_len,
 			 err, errlen);
 	if (ret || !m->cfg->initrd)
@@ -181,6 +196,10 @@ static int step_memory(struct machine *m, char *err, size_t errlen)
 
 static int step_ram(struct machine *m, char *err, size_t errlen)
 {
+	if (is_restoring()) {
+		m->vm.ram_fd = restore_mem_fd; /* vm_close() closes it */
+		restore_mem_fd = -1;
+	}
 	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
 			  errlen);
 }
@@ -253,6 +272,8 @@ static int step_vcpus(struct machine *m, char *err, size_t errlen)
 
 static int step_boot(struct machine *m, char *err, size_t errlen)
 {
+	if (is_restoring())
+		return machine_snapshot_apply(m, &restoring, err, errlen);
 	return arch_machine_boot(m, err, errlen);
 }
 
@@ -480,7 +501,12 @@ static int machine_boot(struct machine *m, char *err, size_t errlen)
 	install_signals();
 	if (m->metrics == NULL && metrics_init(m))
 		log_warn("metrics: out of memory");
-	atomic_store(&m->state, MACHINE_RUNNING);
+	/* A restored machine starts paused: vCPUs park before their first
+	 * KVM_RUN, devices wait for machine_resume(). */
+	if (is_restoring())
+		atomic_store(&m->vm.pause_req, true);
+	atomic_store(&m->state, is_restoring() ? MACHINE_PAUSED :
+						 MACHINE_RUNNING);
 	if (arch_machine_console_start(m) || vm_start_vcpus(&m->vm)) {
 		fprintf(stderr, "microvm: cannot start threads\n");
 		vm_request_exit(&m->vm, VM_EXIT_INTERNAL, "startup");
@@ -640,8 +666,127 @@ static int act_patch_drive(void *opaque, unsigned int index,
 				  p->has_rl ? &p->rl : NULL, err, errlen);
 }
 
+static int act_snapshot_create(void *opaque,
+			       const struct fc_snapshot_create *p, char *err,
+			       size_t errlen)
+{
+	struct machine_snapshot_req req = {
+		.state_path = p->snapshot_path,
+		.mem_path = p->mem_file_path,
+		.diff = p->type == FC_SNAP_DIFF,
+	};
+	char *json;
+	int ret;
+
+	(void)opaque;
+	json = fc_snapshot_config_json(&cfg);
+	if (!json) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	req.config_json = json;
+	ret = machine_snapshot_create(&machine, &req, err, errlen);
+	free(json);
+	if (ret)
+		log_error("CreateSnapshot: %s", err);
+	return ret;
+}
+
+/*
+ * The snapshot's state file read and checked, its configuration applied,
+ * its memory file opened; then the machine is built from them, paused,
+ * and resumed if @resume.
+ */
+static int restore(const struct fc_snapshot_load *p, char *err,
+		   size_t errlen)
+{
+	struct vm_config before;
+	char *json;
+	struct stat st;
+	int ret;
+
+	ret = machine_snapshot_open(p->snapshot_path, &restoring, err, errlen);
+	if (ret)
+		return ret;
+	/* A load that fails leaves the configuration as it found it. */
+	if (config_copy(&before, &cfg)) {
+		machine_snapshot_close(&restoring);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* Its configuration, with the load's overrides (a clone's own
+	 * disks, taps, vsock socket) put in before it is checked. */
+	json = fc_snapshot_config_override(restoring.config,
+					   restoring.config_len, p, err,
+					   errlen);
+	ret = json ? fc_load_config_json(&cfg, json, strlen(json),
+					 "the snapshot's configuration", err,
+					 errlen) : -EINVAL;
+	free(json);
+	if (ret)
+		goto out;
+	if (cfg.memory != restoring.ram_size) {
+		snprintf(err, errlen, "snapshot %s: %llu MiB of RAM, its "
+			 "configuration says %llu MiB", p->snapshot_path,
+			 (unsigned long long)(restoring.ram_size >> 20),
+			 (unsigned long long)(cfg.memory >> 20));
+		ret = -EINVAL;
+		goto out;
+	}
+	restore_mem_fd = open(p->mem_path, O_RDONLY | O_CLOEXEC);
+	if (restore_mem_fd < 0 || fstat(restore_mem_fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "memory file %s: %s", p->mem_path,
+			 strerror(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < restoring.ram_size) {
+		snprintf(err, errlen, "memory file %s: %s %llu bytes; the "
+			 "snapshot's RAM is %llu", p->mem_path,
+			 S_ISREG(st.st_mode) ? "holds" : "is not a regular file "
+			 "of", (unsigned long long)st.st_size,
+			 (unsigned long long)restoring.ram_size);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = machine_boot(&machine, err, errlen);
+	if (!ret && p->resume_vm)
+		ret = machine_resume(&machine, err, errlen);
+out:
+	if (restore_mem_fd >= 0)
+		close(restore_mem_fd);
+	restore_mem_fd = -1;
+	machine_snapshot_close(&restoring);
+	if (ret && atomic_load(&machine.state) == MACHINE_NOT_STARTED) {
+		config_free(&cfg);
+		cfg = before;
+	} else {
+		config_free(&before);
+	}
+	return ret;
+}
+
+static int act_snapshot_load(void *opaque, const struct fc_snapshot_load *p,
+			     char *err, size_t errlen)
+{
+	int ret;
+
+	(void)opaque;
+	if (p->mem_uffd) {
+		snprintf(err, errlen, "mem_backend: backend_type Uffd is not "
+			 "supported by microvm; use File");
+		return -EOPNOTSUPP;
+	}
+	ret = restore(p, err, errlen);
+	if (ret)
+		log_error("LoadSnapshot: %s", err);
+	return ret;
+}
+
 static const struct api_actions api_actions = {
 	.start = act_start,
+	.snapshot_create = act_snapshot_create,
+	.snapshot_load = act_snapshot_load,
 	.flush_metrics = act_flush_metrics,
 	.ctrl_alt_del = act_ctrl_alt_del,
 	.patch_drive = act_patch_drive,
@@ -718,6 +863,43 @@ static void fail_startup(const char *err)
 	if (metrics_fd >= 0)
 		close(metrics_fd);
 	cli_free(&cfg);
+}
+
+/* --restore DIR: DIR/state and DIR/memory, resumed at once. */
+static int restore_cli(char *err, size_t errlen)
+{
+	struct fc_snapshot_load p = { .resume_vm = true };
+	char *state = NULL, *mem = NULL;
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	for (i = 0; i < cfg.nr_restore_drives; i++) {
+		ret = fc_parse_drive_override_arg(cfg.restore_drives[i],
+						  &p.drive_overrides[i], err,
+						  errlen);
+		if (ret) {
+			fc_snapshot_load_free(&p);
+			return ret;
+		}
+		p.nr_drive_overrides = i + 1;
+	}
+	ret = -ENOMEM;
+	if (asprintf(&state, "%s/state", cfg.restore) < 0)
+		state = NULL;
+	if (asprintf(&mem, "%s/memory", cfg.restore) < 0)
+		mem = NULL;
+	if (state && mem) {
+		p.snapshot_path = state;
+		p.mem_path = mem;
+		ret = restore(&p, err, errlen);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	p.snapshot_path = p.mem_path = NULL;
+	free(state);
+	free(mem);
+	fc_snapshot_load_free(&p);
+	return ret;
 }
 
 /*
@@ -826,7 +1008,12 @@ int main(int argc, char **argv)
 	 * command line, wait for InstanceStart; else boot at once (the API,
 	 * if any, serving beside).
 	 */
-	if (control && !cfg.config_file && !cfg.kernel) {
+	if (cfg.restore) {
+		if (restore_cli(err, sizeof(err))) {
+			fail_startup(err);
+			return VM_EXIT_STARTUP;
+		}
+	} else if (control && !cfg.config_file && !cfg.kernel) {
 		status = serve_preboot();
 		if (status) {
 			control_close(control);

@@ -47,7 +47,7 @@ int vm_open(struct vm *vm, char *err, size_t errlen)
 
 	if (!dev || !*dev)
 		dev = "/dev/kvm";
-	vm->kvm_fd = vm->vm_fd = vm->exit_fd = -1;
+	vm->kvm_fd = vm->vm_fd = vm->exit_fd = vm->ram_fd = -1;
 	pthread_mutex_init(&vm->park_lock, NULL);
 	pthread_cond_init(&vm->park_cond, NULL);
 	vm->pio.name = "pio";
@@ -133,6 +133,31 @@ void *vm_ram_map(uint64_t size, bool merge)
 	return aligned;
 }
 
+/*
+ * A restore's RAM: the memory file mapped MAP_PRIVATE over an aligned
+ * anonymous reservation. Nothing is read now; each page comes from the
+ * page cache on first touch, shared with every other process that maps
+ * the same file until one writes it.
+ */
+static void *vm_ram_map_file(int fd, uint64_t size, bool merge)
+{
+	uint8_t *p = vm_ram_map(size, merge), *f;
+
+	if (!p)
+		return NULL;
+	f = mmap(p, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd, 0);
+	if (f == MAP_FAILED) {
+		int e = errno;
+
+		munmap(p, size);
+		errno = e;
+		return NULL;
+	}
+	madvise(f, size, MADV_DONTDUMP);
+	return f;
+}
+
 int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 	       size_t errlen)
 {
@@ -141,7 +166,8 @@ int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 	int n, i, ret;
 
 	n = arch_ram_layout(size, ranges, GUEST_MEM_MAX_REGIONS);
-	vm->ram = vm_ram_map(size, merge);
+	vm->ram = vm->ram_fd >= 0 ? vm_ram_map_file(vm->ram_fd, size, merge) :
+				    vm_ram_map(size, merge);
 	if (!vm->ram) {
 		ret = -errno;
 		snprintf(err, errlen,
@@ -585,6 +611,9 @@ void vm_close(struct vm *vm)
 	if (vm->ram)
 		munmap(vm->ram, vm->ram_size);
 	vm->ram = NULL;
+	if (vm->ram_fd >= 0)
+		close(vm->ram_fd);
+	vm->ram_fd = -1;
 	free(vm->routes);
 	vm->routes = NULL;
 	if (vm->exit_fd >= 0)

@@ -71,6 +71,12 @@ struct vm {
 	struct guest_mem mem;
 	void *ram;             /* one host mapping for all RAM regions */
 	uint64_t ram_size;
+	/*
+	 * -1: RAM is anonymous. Else (a restore) the memory file vm_add_ram()
+	 * maps MAP_PRIVATE: pages load on first touch, writes stay private;
+	 * vm_close() closes it. Set by vm_open() to -1.
+	 */
+	int ram_fd;
 	unsigned int nr_slots;
 	/*
 	 * KVM devices the architecture created (KVM_CREATE_DEVICE: arm64's

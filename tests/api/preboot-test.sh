@@ -5,7 +5,8 @@
 # each pre-boot object accepted (204) and read back (GET /vm/config,
 # /machine-config), wrong requests refused (400 with a fault_message)
 # without changing the configuration (missing kernel or image files
-# included), post-boot requests refused before boot, an InstanceStart
+# included), post-boot requests refused before boot, snapshot load
+# refused once boot-specific resources are configured, an InstanceStart
 # that fails (no KVM here, or a file that is no kernel) as a 400 naming
 # why with the state still "Not started" (a network interface whose tap
 # cannot be opened names it), a second socket on
@@ -102,6 +103,16 @@ refuse PATCH /drives/data '{"drive_id": "data", "path_on_host": "/a"}'
 refuse PUT /actions '{"action_type": "SendCtrlAltDel"}'
 refuse PUT /actions '{"action_type": "Reboot"}'
 refuse PUT /actions '{"action_type": "InstanceStart"'
+# Snapshots: create only after boot; load refused on a bad body, and
+# here, with a boot source configured, as Firecracker refuses it.
+refuse PUT /snapshot/create '{"snapshot_path": "'"$work"'/s", "mem_file_path": "'"$work"'/m"}'
+refuse PUT /snapshot/load '{"snapshot_path": "'"$work"'/s", "mem_file_path": "'"$work"'/m", "frob": 1}'
+refuse PUT /snapshot/load '{"snapshot_path": "'"$work"'/s", "mem_backend": {"backend_type": "File", "backend_path": "'"$work"'/m"}}'
+call PUT /snapshot/load '{"snapshot_path": "'"$work"'/s", "mem_backend": {"backend_type": "File", "backend_path": "'"$work"'/m"}}'
+case "$body" in
+*'Load snapshot error: Loading a microVM snapshot not allowed after configuring boot-specific resources.'*) ok "snapshot load after boot-source: Firecracker's message" ;;
+*) bad "snapshot load after boot-source: $body" ;;
+esac
 # vsock as Firecracker's PUT /vsock; our transport key; bad ones refused.
 refuse PUT /vsock '{"guest_cid": 2, "uds_path": "'"$work"'/v.sock"}'
 refuse PUT /vsock '{"guest_cid": 3}'

@@ -124,3 +124,5 @@ include(${E2E_DIR}/firmware.cmake)
 include(${E2E_DIR}/vsock.cmake)
 # The virtio-net device (e2e.net.*).
 include(${E2E_DIR}/net.cmake)
+# Snapshots of running guests: create, restore, clones (e2e.snapshot.*).
+include(${E2E_DIR}/vmsnap.cmake)

@@ -119,10 +119,11 @@ microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c virtio/worker.c
 	virtio/disk_overlay.c
 	virtio/virtio.c virtio/virtq.c util/guest_mem.c util/evloop.c
 	util/defer_call.c util/guarded_copy.c
-	util/ratelimit.c util/clock.c
+	util/ratelimit.c util/clock.c snapshot/snap.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
-	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)
+	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c
+	snapshot/snap.c)
 microvm_fuzz_target(fuzz_virtio_pci devices/pci.c virtio/pci.c
 	virtio/pci_msix.c virtio/virtio.c virtio/virtq.c vmm/bus.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)
@@ -139,13 +140,13 @@ microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c
 	util/clock.c util/evloop.c util/outbuf.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c
-	devices/i8042.c devices/exitdev.c devices/boottime.c devices/pvpanic.c
+	devices/i8042.c devices/exitdev.c devices/boottime.c devices/pvpanic.c snapshot/snap.c
 	util/clock.c
 	util/evloop.c util/outbuf.c ${MICROVM_FUZZ_CONFINE})
 # The API's HTTP request parser, on its own (no socket, no thread).
 microvm_fuzz_target(fuzz_http api/http.c)
 # The API's routes and states over Firecracker's objects (fake actions).
-microvm_fuzz_target(fuzz_api api/handlers.c api/server.c api/server_conn.c
+microvm_fuzz_target(fuzz_api api/handlers.c api/fc_snapshot.c api/server.c api/server_conn.c
 	api/http.c mmds/mmds_store.c ${MICROVM_FUZZ_FC_CONFIG}
 	${MICROVM_FUZZ_CONFINE})
 # The metadata service's guest-facing stack and HTTP answers, on their
@@ -157,3 +158,6 @@ microvm_fuzz_target(fuzz_vsock virtio/vsock_conn.c virtio/vsock_pkt.c
 	virtio/vsock_hdr.c)
 microvm_fuzz_target(fuzz_net virtio/net_hdr.c virtio/virtq.c
 	util/guest_mem.c)
+# The snapshot state file (a restore's input): header, CRC, section
+# framing and the readers, with bodies wrapped in a correct header.
+microvm_fuzz_target(fuzz_snap snapshot/snap.c)

@@ -65,6 +65,54 @@ static uint64_t machine_boot_clock(void *opaque)
 	return clock_since_start_ns();
 }
 
+/* The UART and the keyboard controller in a snapshot: no threads to
+ * pause (the vCPUs that drive them are parked), state to save. */
+static int com1_save(void *opaque, struct snap_writer *w, char *err,
+		     size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	serial_save(opaque, w);
+	return 0;
+}
+
+static int com1_load(void *opaque, struct snap_reader *r, char *err,
+		     size_t errlen)
+{
+	if (!serial_load(opaque, r))
+		return 0;
+	snprintf(err, errlen, "COM1: malformed state");
+	return -EINVAL;
+}
+
+static const struct machine_dev_ops com1_ops = {
+	.save = com1_save,
+	.load = com1_load,
+};
+
+static int kbd_save(void *opaque, struct snap_writer *w, char *err,
+		    size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	i8042_save(opaque, w);
+	return 0;
+}
+
+static int kbd_load(void *opaque, struct snap_reader *r, char *err,
+		    size_t errlen)
+{
+	if (!i8042_load(opaque, r))
+		return 0;
+	snprintf(err, errlen, "i8042: malformed state");
+	return -EINVAL;
+}
+
+static const struct machine_dev_ops kbd_ops = {
+	.save = kbd_save,
+	.load = kbd_load,
+};
+
 /*
  * The PCI host bridge is always there: Linux wants a config space access
  * method even on a machine whose devices are all virtio-mmio.
@@ -110,6 +158,8 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 		goto fail;
 	a->com1_ready = true;
 	ret = bus_register(&vm->pio, PORT_COM1, 8, serial_access, &a->com1);
+	if (!ret)
+		ret = machine_add_dev(m, "com1", &com1_ops, &a->com1);
 	if (ret)
 		goto fail;
 	what = "i8042";
@@ -119,6 +169,8 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	if (!ret)
 		ret = bus_register(&vm->pio, PORT_I8042_CMD, 1,
 				   i8042_cmd_access, &a->kbd);
+	if (!ret)
+		ret = machine_add_dev(m, "i8042", &kbd_ops, &a->kbd);
 	if (ret)
 		goto fail;
 	what = "exit port";

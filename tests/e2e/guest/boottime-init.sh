@@ -8,6 +8,9 @@
 #   microvm.boot.idle=S   sleep S seconds, then "BOOT-MARK: idle"
 #   microvm.boot.io=S     if there is a /dev/vda, read it with dd for S
 #                         seconds; "BOOT-MARK: io" one second in
+#   microvm.boot.tick=1   print "BOOT-TICK N" every 10 ms, for ever (the
+#                         snapshot benchmark times a restore to the
+#                         first tick after it)
 # and "BOOT-MARK: done" before it powers off.
 echo "BOOT-MARK: init"
 /bin/outb 0xf8 1
@@ -20,6 +23,16 @@ mkdir -p /tmp /run
 . /e2e/scenarios.sh
 idle=$(e2e_param boot.idle) || idle=0
 io=$(e2e_param boot.io) || io=0
+tick=$(e2e_param boot.tick) || tick=0
+
+if [ "$tick" = 1 ]; then
+	i=0
+	while :; do
+		echo "BOOT-TICK $i"
+		i=$((i + 1))
+		sleep 0.01
+	done
+fi
 
 if [ "$idle" -gt 0 ]; then
 	sleep "$idle"

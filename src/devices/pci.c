@@ -197,6 +197,14 @@ static void pci_bus_put(struct pci_bus *b, struct pci_dev *d)
 	pthread_mutex_unlock(&b->lock);
 }
 
+void pci_dev_cfg_write(struct pci_dev *d, unsigned int reg,
+		       const uint8_t *data, unsigned int len)
+{
+	pthread_mutex_lock(&d->lock);
+	pci_dev_cfg_write_locked(d, reg, data, len);
+	pthread_mutex_unlock(&d->lock);
+}
+
 /* Called without the bus lock: only @d waits for its own callbacks. */
 static void pci_dev_cfg_access(struct pci_dev *d, unsigned int reg,
 			       uint8_t *data, unsigned int len, bool is_write)

@@ -213,6 +213,15 @@ int pci_add_cap(struct pci_dev *d, uint8_t id, const void *body, size_t len,
  * Return: 0, or -EINVAL for an empty or wrapping window.
  * Context: setup.
  */
+/**
+ * pci_dev_cfg_write() - a config space write to @d as the guest's would
+ * be: only wmask bits change, BAR decoding follows Command and the BARs,
+ * and the function's cfg_hook runs. For a restore replaying what the
+ * driver wrote. Context: any thread but @d's own callbacks.
+ */
+void pci_dev_cfg_write(struct pci_dev *d, unsigned int reg,
+		       const uint8_t *data, unsigned int len);
+
 int pci_bus_init(struct pci_bus *b, uint64_t mmio_base, uint64_t mmio_size);
 
 /** pci_bus_destroy() - release what pci_bus_init() created. */

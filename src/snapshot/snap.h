@@ -200,6 +200,17 @@ int snap_next_section(const struct snap_file *f, size_t *cursor,
 /** snap_crc32() - CRC-32 (IEEE, zlib's) of @n bytes, continuing @crc. */
 uint32_t snap_crc32(uint32_t crc, const void *p, size_t n);
 
+/**
+ * snap_rebase() - a Diff snapshot's memory file @diff written over its
+ * base @base: each extent of data in @diff (SEEK_DATA / SEEK_HOLE) to the
+ * same offset of @base, then @base synced. Both must be regular files of
+ * the same size, and not the same file.
+ * Return: 0 with *@copied the bytes copied, or -errno with one line in
+ * @err naming the file. Context: any thread.
+ */
+int snap_rebase(const char *base, const char *diff, uint64_t *copied,
+		char *err, size_t errlen);
+
 /** snap_arch_name() - "x86_64", "aarch64" or "unknown". */
 const char *snap_arch_name(uint32_t arch);
 

@@ -217,8 +217,9 @@ static const unsigned long swap_ioctls[] = {
  * Main thread with the API: PUT /snapshot/create writes the paused
  * machine out (machine_snapshot.c): it creates or truncates the two files
  * write-only (no O_TMPFILE), sizes the memory file, writes the pages that
- * are not zero where they belong and syncs both; it reads each vCPU's and
- * the VM's state (the rest of the vCPU reads are the control list's).
+ * are not zero (a Diff: the dirty ones) where they belong and syncs both;
+ * it reads each vCPU's and the VM's state and the slots' dirty logs (the
+ * rest of the vCPU reads are the control list's).
  */
 static const struct confine_rule snapshot_rules[] = {
 	ALLOW_MASKED(openat, 2, O_ACCMODE | __O_TMPFILE, O_WRONLY),
@@ -234,6 +235,7 @@ static const unsigned long snapshot_ioctls[] = {
 	KVM_GET_XCRS, KVM_GET_DEBUGREGS, KVM_GET_VCPU_EVENTS, KVM_GET_CPUID2,
 	KVM_GET_IRQCHIP, KVM_GET_PIT2, KVM_GET_CLOCK,
 #endif
+	KVM_GET_DIRTY_LOG,
 };
 
 /*

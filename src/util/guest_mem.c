@@ -7,6 +7,7 @@
 #include "util/guest_mem.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int guest_mem_add_region(struct guest_mem *gm, uint64_t gpa, uint64_t size,
@@ -70,7 +71,85 @@ int guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *buf,
 	if (!p)
 		return -EFAULT;
 	memcpy(p, buf, len);
+	guest_mem_mark_dirty(gm, gpa, len);
 	return 0;
+}
+
+static size_t dirty_words(const struct guest_mem_region *r)
+{
+	uint64_t pages = (r->size + GUEST_MEM_PAGE - 1) / GUEST_MEM_PAGE;
+
+	return (size_t)((pages + 63) / 64);
+}
+
+int guest_mem_track_dirty(struct guest_mem *gm)
+{
+	unsigned int i;
+
+	for (i = 0; i < gm->nr_regions; i++) {
+		struct guest_mem_region *r = &gm->regions[i];
+
+		if (r->dirty)
+			continue;
+		r->dirty = calloc(dirty_words(r), sizeof(*r->dirty));
+		if (!r->dirty) {
+			guest_mem_untrack(gm);
+			return -ENOMEM;
+		}
+	}
+	gm->tracking = true;
+	return 0;
+}
+
+void guest_mem_untrack(struct guest_mem *gm)
+{
+	unsigned int i;
+
+	gm->tracking = false;
+	for (i = 0; i < gm->nr_regions; i++) {
+		free(gm->regions[i].dirty);
+		gm->regions[i].dirty = NULL;
+	}
+}
+
+void guest_mem_mark_dirty(const struct guest_mem *gm, uint64_t gpa,
+			  uint64_t len)
+{
+	unsigned int i;
+
+	if (!gm->tracking || !len)
+		return;
+	for (i = 0; i < gm->nr_regions; i++) {
+		const struct guest_mem_region *r = &gm->regions[i];
+		uint64_t off, first, last, p;
+
+		if (gpa < r->gpa || gpa - r->gpa >= r->size || !r->dirty)
+			continue;
+		off = gpa - r->gpa;
+		if (len > r->size - off)
+			len = r->size - off;
+		first = off / GUEST_MEM_PAGE;
+		last = (off + len - 1) / GUEST_MEM_PAGE;
+		for (p = first; p <= last; p++)
+			__atomic_fetch_or(&r->dirty[p / 64], 1ull << (p % 64),
+					  __ATOMIC_RELAXED);
+		return;
+	}
+}
+
+void guest_mem_dirty_take(const struct guest_mem *gm, unsigned int ri,
+			  uint64_t *bits)
+{
+	const struct guest_mem_region *r;
+	size_t w, n;
+
+	if (ri >= gm->nr_regions || !gm->regions[ri].dirty)
+		return;
+	r = &gm->regions[ri];
+	n = dirty_words(r);
+	for (w = 0; w < n; w++)
+		bits[w] |= __atomic_exchange_n(&r->dirty[w], 0,
+					       __ATOMIC_RELAXED);
 }
 
 uint64_t guest_mem_end(const struct guest_mem *gm)

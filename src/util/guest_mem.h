@@ -9,6 +9,7 @@
 #ifndef MICROVM_GUEST_MEM_H
 #define MICROVM_GUEST_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,12 +19,45 @@ struct guest_mem_region {
 	uint64_t gpa;  /* first guest physical address */
 	uint64_t size; /* bytes */
 	uint8_t *host; /* host address of gpa */
+	/* With tracking: a bit per 4 KiB page the VMM wrote (atomic ORs
+	 * from any thread); NULL without. */
+	uint64_t *dirty;
 };
+
+#define GUEST_MEM_PAGE 4096u
 
 struct guest_mem {
 	struct guest_mem_region regions[GUEST_MEM_MAX_REGIONS];
 	unsigned int nr_regions;
+	bool tracking; /* guest_mem_track_dirty() ran: the bitmaps exist */
 };
+
+/**
+ * guest_mem_track_dirty() - from now on, remember every page the VMM
+ * writes (guest_mem_mark_dirty(), guest_mem_write()): what KVM's dirty
+ * log cannot see, for diff snapshots.
+ * Return: 0 or -ENOMEM.  Context: startup, after the regions.
+ */
+int guest_mem_track_dirty(struct guest_mem *gm);
+
+/** guest_mem_untrack() - free the bitmaps. Context: teardown. */
+void guest_mem_untrack(struct guest_mem *gm);
+
+/**
+ * guest_mem_mark_dirty() - the VMM writes (or may write) [@gpa, @gpa +
+ * @len): its pages go into the bitmap; nothing without tracking or for
+ * a range outside RAM.  Context: any thread.
+ */
+void guest_mem_mark_dirty(const struct guest_mem *gm, uint64_t gpa,
+			  uint64_t len);
+
+/**
+ * guest_mem_dirty_take() - region @ri's bitmap ORed into @bits (a bit per
+ * page from the region's start, at least size / GUEST_MEM_PAGE bits) and
+ * cleared, word by word atomically.  Context: any thread.
+ */
+void guest_mem_dirty_take(const struct guest_mem *gm, unsigned int ri,
+			  uint64_t *bits);
 
 /**
  * guest_mem_add_region() - describe one RAM region.

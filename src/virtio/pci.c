@@ -10,9 +10,11 @@
 #include "virtio/pci.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "snapshot/snap.h"
 #include "util/evloop.h"
 #include "util/le.h"
 #include "virtio/pci_priv.h"
@@ -547,4 +549,89 @@ void virtio_pci_destroy(struct virtio_pci *t)
 	vpci_ioevents_move(t, PCI_BAR_UNMAPPED);
 	vpci_kicks_close(vdev);
 	virtio_pci_msix_destroy(t);
+}
+
+/* ---- snapshot state (virtio_pci_save(), virtio_pci_load()) ---- */
+
+int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w,
+		    char *err, size_t errlen)
+{
+	struct virtio_pci *t = vdev->transport;
+	unsigned int q;
+
+	for (q = 0; q < vdev->num_queues; q++) {
+		if (t->direct[q]) {
+			snprintf(err, errlen, "%s: queues signalled from "
+				 "outside the VMM cannot be snapshotted yet",
+				 vdev->name);
+			return -EOPNOTSUPP;
+		}
+	}
+	snap_put_u32(w, (uint32_t)t->pci.slot);
+	snap_put_u32(w, PCI_CFG_SPACE_SIZE);
+	pthread_mutex_lock(&t->pci.lock);
+	snap_put_bytes(w, t->pci.cfg, PCI_CFG_SPACE_SIZE);
+	pthread_mutex_unlock(&t->pci.lock);
+	snap_put_u32(w, t->dfselect);
+	snap_put_u32(w, t->gfselect);
+	snap_put_u16(w, t->queue_sel);
+	virtio_pci_msix_save(t, w);
+	return 0;
+}
+
+/* Is [@reg, @reg + @len) one of the ranges the load writes itself? */
+static bool replayed(const struct virtio_pci *t, unsigned int reg)
+{
+	return (reg >= PCI_COMMAND && reg < PCI_COMMAND + 2) ||
+	       (reg >= t->msix_cap + PCI_MSIX_FLAGS &&
+		reg < t->msix_cap + PCI_MSIX_FLAGS + 2);
+}
+
+int virtio_pci_load(struct virtio_dev *vdev, struct snap_reader *r,
+		    char *err, size_t errlen)
+{
+	struct virtio_pci *t = vdev->transport;
+	struct pci_dev *d = &t->pci;
+	uint32_t slot = snap_get_u32(r), len = snap_get_u32(r);
+	const uint8_t *cfg;
+	unsigned int i;
+	int ret;
+
+	cfg = len == PCI_CFG_SPACE_SIZE ? snap_get_ref(r, len) : NULL;
+	if (r->bad || !cfg || slot != (uint32_t)d->slot) {
+		snprintf(err, errlen, "%s: the snapshot's device is in PCI "
+			 "slot %u; this one in %d", vdev->name, slot, d->slot);
+		return -EINVAL;
+	}
+	t->dfselect = snap_get_u32(r);
+	t->gfselect = snap_get_u32(r);
+	t->queue_sel = snap_get_u16(r);
+	if (r->bad) {
+		snprintf(err, errlen, "%s: state truncated", vdev->name);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++) {
+		if ((cfg[i] & ~d->wmask[i]) != (d->cfg[i] & ~d->wmask[i])) {
+			pthread_mutex_unlock(&d->lock);
+			snprintf(err, errlen, "%s: the snapshot's PCI config "
+				 "space differs from this device's at 0x%x",
+				 vdev->name, i);
+			return -EINVAL;
+		}
+	}
+	/* What the driver wrote that has no side effect goes back as it
+	 * was (the BARs decode once Command is written below). */
+	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++)
+		if (!replayed(t, i))
+			d->cfg[i] = (uint8_t)((d->cfg[i] & ~d->wmask[i]) |
+					      (cfg[i] & d->wmask[i]));
+	pthread_mutex_unlock(&d->lock);
+	ret = virtio_pci_msix_load(t, r, err, errlen);
+	if (ret)
+		return ret;
+	pci_dev_cfg_write(d, PCI_COMMAND, cfg + PCI_COMMAND, 2);
+	pci_dev_cfg_write(d, t->msix_cap + PCI_MSIX_FLAGS,
+			  cfg + t->msix_cap + PCI_MSIX_FLAGS, 2);
+	return 0;
 }

@@ -15,8 +15,11 @@
  * (virtio 1.2 §4.1.5.1, PCI 3.0 MSI-X Pending Bits).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "snapshot/snap.h"
 
 #include "util/evloop.h"
 #include "util/le.h"
@@ -208,6 +211,8 @@ const struct virtio_transport_ops virtio_pci_transport_ops = {
 	.notify = vpci_notify,
 	.notify_config = vpci_notify_config,
 	.direct_irq = vpci_direct_irq,
+	.save = virtio_pci_save,
+	.load = virtio_pci_load,
 };
 
 void virtio_pci_set_config_vector(struct virtio_pci *t, uint16_t v)
@@ -381,4 +386,64 @@ void virtio_pci_msix_destroy(struct virtio_pci *t)
 		t->hold_fd[v] = -1;
 	}
 	pthread_mutex_destroy(&t->msix_lock);
+}
+
+void virtio_pci_msix_save(struct virtio_pci *t, struct snap_writer *w)
+{
+	unsigned int v;
+
+	pthread_mutex_lock(&t->msix_lock);
+	snap_put_u32(w, t->nr_vectors);
+	snap_put_u16(w, t->config_vector);
+	for (v = 0; v < t->nr_vectors; v++) {
+		snap_put_u32(w, t->table[v].addr_lo);
+		snap_put_u32(w, t->table[v].addr_hi);
+		snap_put_u32(w, t->table[v].data);
+		snap_put_u32(w, t->table[v].ctrl);
+	}
+	for (v = 0; v < VIRTIO_PCI_PBA_WORDS; v++)
+		snap_put_u64(w, t->pba[v]);
+	pthread_mutex_unlock(&t->msix_lock);
+}
+
+int virtio_pci_msix_load(struct virtio_pci *t, struct snap_reader *r,
+			 char *err, size_t errlen)
+{
+	struct virtio_pci_msix_entry table[VIRTIO_PCI_MAX_VECTORS];
+	uint64_t pba[VIRTIO_PCI_PBA_WORDS];
+	uint32_t n = snap_get_u32(r);
+	uint16_t config_vector = snap_get_u16(r);
+	unsigned int v;
+
+	if (r->bad || n != t->nr_vectors) {
+		snprintf(err, errlen, "%s: the snapshot's device has %u MSI-X "
+			 "vectors; this one %u", t->vdev->name, n,
+			 t->nr_vectors);
+		return -EINVAL;
+	}
+	for (v = 0; v < n; v++) {
+		table[v].addr_lo = snap_get_u32(r) & ~3u;
+		table[v].addr_hi = snap_get_u32(r);
+		table[v].data = snap_get_u32(r);
+		table[v].ctrl = snap_get_u32(r) & PCI_MSIX_ENTRY_CTRL_MASKBIT;
+	}
+	for (v = 0; v < VIRTIO_PCI_PBA_WORDS; v++)
+		pba[v] = snap_get_u64(r);
+	if (r->bad) {
+		snprintf(err, errlen, "%s: MSI-X state truncated",
+			 t->vdev->name);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&t->msix_lock);
+	t->config_vector = virtio_pci_vector_check(t, config_vector);
+	for (v = 0; v < n; v++) {
+		t->table[v] = table[v];
+		/* Only vectors of the table can be pending. */
+		if (pba[v / 64] & (1ULL << (v % 64)))
+			t->pba[v / 64] |= 1ULL << (v % 64);
+		if (!(table[v].ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT))
+			msix_route_locked(t, v);
+	}
+	pthread_mutex_unlock(&t->msix_lock);
+	return 0;
 }

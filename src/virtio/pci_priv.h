@@ -54,6 +54,34 @@ uint16_t virtio_pci_vector_check(const struct virtio_pci *t, uint16_t v);
  */
 void virtio_pci_msix_vector_changed(struct virtio_pci *t);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * virtio_pci_msix_save() / virtio_pci_msix_load() - the MSI-X table, the
+ * PBA and the config vector in a snapshot, and back (pci_msix.c): each
+ * unmasked entry's route is set again; Message Control (enable, function
+ * mask) comes back with the config space afterwards.
+ * Context: the machine's lifecycle thread, vdev->lock held.
+ */
+void virtio_pci_msix_save(struct virtio_pci *t, struct snap_writer *w);
+int virtio_pci_msix_load(struct virtio_pci *t, struct snap_reader *r,
+			 char *err, size_t errlen);
+
+/**
+ * virtio_pci_save() / virtio_pci_load() - the transport's snapshot state
+ * (pci.c): config space, selectors, then MSI-X. A load checks that the
+ * read-only part of config space is this device's and replays the
+ * writable part as the driver wrote it (BARs, then Command, then MSI-X
+ * Message Control), so BAR decoding, notify ioeventfds and interrupt
+ * delivery follow as they did.
+ * Context: as virtio_pci_msix_save().
+ */
+int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w,
+		    char *err, size_t errlen);
+int virtio_pci_load(struct virtio_dev *vdev, struct snap_reader *r,
+		    char *err, size_t errlen);
+
 /** virtio_pci_set_config_vector() / virtio_pci_config_vector(). */
 void virtio_pci_set_config_vector(struct virtio_pci *t, uint16_t v);
 uint16_t virtio_pci_config_vector(struct virtio_pci *t);

@@ -187,11 +187,19 @@ int virtio_dev_load(struct virtio_dev *vdev, struct snap_reader *r,
 			break;
 		}
 	}
+	/*
+	 * The transport's part without vdev->lock: virtio-pci replays config
+	 * writes under its function's lock, whose window callback takes
+	 * vdev->lock (that order, never the other). Nothing else runs: the
+	 * vCPUs have not started.
+	 */
+	pthread_mutex_unlock(&vdev->lock);
 	if (!ret)
 		ret = vdev->tops->load ? vdev->tops->load(vdev, r, err, errlen) :
 					 load_fail(vdev, err, errlen,
 						   "its transport has no "
 						   "snapshot state");
+	pthread_mutex_lock(&vdev->lock);
 	if (!ret && vdev->ops->load)
 		ret = vdev->ops->load(vdev, r, err, errlen);
 	if (!ret && !snap_reader_done(r))

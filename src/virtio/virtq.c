@@ -79,6 +79,13 @@ static uint16_t *avail_event(const struct virtq *vq)
 	return used_word(vq, USED_RING + (size_t)USED_ELEM_BYTES * vq->size);
 }
 
+/* The used ring (flags, entries, index, avail_event) is written: for a
+ * diff snapshot (guest_mem_mark_dirty(), a no-op without tracking). */
+static void used_dirty(const struct virtq *vq)
+{
+	guest_mem_mark_dirty(vq->gm, vq->used_gpa, VIRTQ_USED_BYTES(vq->size));
+}
+
 /* Validate and map the rings into @vq; nothing in guest memory written. */
 static int virtq_map(struct virtq *vq, const struct guest_mem *gm,
 		     uint16_t size, uint64_t desc, uint64_t avail,
@@ -128,6 +135,7 @@ int virtq_start(struct virtq *vq, const struct guest_mem *gm, uint16_t size,
 	ring_store(used_word(vq, USED_FLAGS), 0, __ATOMIC_RELAXED);
 	if (vq->event_idx)
 		ring_store(avail_event(vq), 0, __ATOMIC_RELAXED);
+	guest_mem_mark_dirty(gm, used, VIRTQ_USED_BYTES(size));
 	return 0;
 }
 
@@ -243,6 +251,10 @@ static enum virtq_error walk_buffer(const struct virtq *vq,
 	seg = &elem->segs[elem->nr_out + elem->nr_in];
 	seg->addr = host;
 	seg->len = d->len;
+	/* The device may write it: a diff snapshot must carry it (KVM's
+	 * dirty log sees only the guest's writes). */
+	if (write)
+		guest_mem_mark_dirty(vq->gm, d->addr, d->len);
 	if (write) {
 		elem->nr_in++;
 		elem->in_len += d->len;
@@ -366,6 +378,7 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t written)
 	 * it reads used->idx and before it reads the entries (§2.7.14).
 	 */
 	ring_store(used_word(vq, USED_IDX), vq->used_idx, __ATOMIC_RELEASE);
+	used_dirty(vq);
 	vq->pushes++;
 }
 
@@ -405,6 +418,7 @@ void virtq_notify_disable(struct virtq *vq)
 {
 	if (!vq->ready)
 		return;
+	used_dirty(vq);
 	/*
 	 * With EVENT_IDX used->flags must stay 0 (§2.7.10.2): avail_event
 	 * one behind the next index to consume instead. The driver kicks
@@ -425,6 +439,7 @@ bool virtq_notify_enable(struct virtq *vq)
 {
 	if (!vq->ready)
 		return false;
+	used_dirty(vq);
 	if (vq->event_idx)
 		ring_store(avail_event(vq), vq->last_avail_idx,
 			   __ATOMIC_RELAXED);

@@ -164,6 +164,11 @@ static const char usage_text[] =
 "                      it: vCPUs, RAM and devices come from the snapshot,\n"
 "                      so --kernel, --disk, --net, --vsock, --memory and\n"
 "                      --config-file cannot be given with it\n"
+"  --base-file MEM --diff-file DIFF\n"
+"                      write a Diff snapshot's memory file over the memory\n"
+"                      file of the snapshot before it (as Firecracker's\n"
+"                      rebase-snap), then exit; MEM then restores with the\n"
+"                      Diff's state file\n"
 "  --restore-drive ID=PATH[,snapshot=on] | ID,snapshot=on\n"
 "                      with --restore: drive ID's image is PATH (the same\n"
 "                      size) and/or its writes go to a throwaway overlay,\n"
@@ -669,7 +674,8 @@ enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CMDLINE, OPT_CPUS, OPT_MEMORY,
        OPT_ENABLE_PCI, OPT_LOG_PATH, OPT_LEVEL, OPT_MODULE, OPT_SHOW_LEVEL,
        OPT_SHOW_ORIGIN, OPT_METRICS_PATH, OPT_MAX_PAYLOAD, OPT_START_US,
        OPT_START_CPU_US, OPT_PARENT_CPU_US, OPT_NO_SECCOMP, OPT_METADATA,
-       OPT_MMDS_LIMIT, OPT_RESTORE, OPT_RESTORE_DRIVE };
+       OPT_MMDS_LIMIT, OPT_RESTORE, OPT_RESTORE_DRIVE, OPT_BASE_FILE,
+       OPT_DIFF_FILE };
 
 static const struct option options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -709,6 +715,8 @@ static const struct option options[] = {
 	{ "mmds-size-limit", required_argument, NULL, OPT_MMDS_LIMIT },
 	{ "restore", required_argument, NULL, OPT_RESTORE },
 	{ "restore-drive", required_argument, NULL, OPT_RESTORE_DRIVE },
+	{ "base-file", required_argument, NULL, OPT_BASE_FILE },
+	{ "diff-file", required_argument, NULL, OPT_DIFF_FILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -857,6 +865,10 @@ static int cli_fc_option(int opt, const char *arg, struct vm_config *cfg,
 				  &cfg->mmds_size_limit, err, errlen);
 	case OPT_RESTORE:
 		return path_option(opt, arg, &cfg->restore, err, errlen);
+	case OPT_BASE_FILE:
+		return path_option(opt, arg, &cfg->rebase_base, err, errlen);
+	case OPT_DIFF_FILE:
+		return path_option(opt, arg, &cfg->rebase_diff, err, errlen);
 	case OPT_RESTORE_DRIVE:
 		if (cfg->nr_restore_drives >= CONFIG_MAX_DISKS) {
 			snprintf(err, errlen, "--restore-drive %s: at most %d",
@@ -1141,6 +1153,15 @@ static int cli_restore_mode(struct vm_config *cfg, char *err, size_t errlen)
 
 static int cli_modes(struct vm_config *cfg, char *err, size_t errlen)
 {
+	if (cfg->rebase_base || cfg->rebase_diff) {
+		if (cfg->rebase_base && cfg->rebase_diff && !cfg->kernel &&
+		    !cfg->restore && !cfg->api_sock && !cfg->config_file)
+			return 0;
+		snprintf(err, errlen, "--base-file and --diff-file go together "
+			 "and alone: they write a Diff snapshot's memory file "
+			 "over its base, and run no guest");
+		return -EINVAL;
+	}
 	if (cfg->restore)
 		return cli_restore_mode(cfg, err, errlen);
 	if (cfg->nr_restore_drives) {
@@ -1189,7 +1210,8 @@ static enum cli_result cli_finish(struct vm_config *cfg, char *err,
 		snprintf(err, errlen, "out of memory");
 	if (ret)
 		return CLI_ERROR;
-	if (!cfg->kernel && !cfg->api_sock && !cfg->restore) {
+	if (!cfg->kernel && !cfg->api_sock && !cfg->restore &&
+	    !cfg->rebase_base) {
 		snprintf(err, errlen,
 			 "--config-file %s: no \"boot-source\", and no --kernel or --api-sock to give one",
 			 cfg->config_file);

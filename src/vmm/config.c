@@ -170,6 +170,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->metrics_path);
 	free(cfg->metadata);
 	free(cfg->restore);
+	free(cfg->rebase_base);
+	free(cfg->rebase_diff);
 	for (i = 0; i < cfg->nr_restore_drives && i < CONFIG_MAX_DISKS; i++)
 		free(cfg->restore_drives[i]);
 	for (i = 0; i < cfg->mmds.nr_ifaces && i < CONFIG_MAX_NETS; i++)
@@ -224,6 +226,7 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	dst->memory_arg = dst->api_sock = dst->config_file = dst->id = NULL;
 	dst->log_path = dst->log_module = dst->metrics_path = NULL;
 	dst->metadata = dst->restore = NULL;
+	dst->rebase_base = dst->rebase_diff = NULL;
 	dst->nr_restore_drives = 0;
 	dst->vsock.uds_path = dst->vsock.vsock_id = NULL;
 	if (!dup_str(&dst->kernel, src->kernel) ||
@@ -239,6 +242,8 @@ int config_copy(struct vm_config *dst, const struct vm_config *src)
 	    !dup_str(&dst->metrics_path, src->metrics_path) ||
 	    !dup_str(&dst->metadata, src->metadata) ||
 	    !dup_str(&dst->restore, src->restore) ||
+	    !dup_str(&dst->rebase_base, src->rebase_base) ||
+	    !dup_str(&dst->rebase_diff, src->rebase_diff) ||
 	    !dup_str(&dst->vsock.uds_path, src->vsock.uds_path) ||
 	    !dup_str(&dst->vsock.vsock_id, src->vsock.vsock_id))
 		goto err_free;

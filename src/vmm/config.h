@@ -189,6 +189,8 @@ struct vm_config {
 	char *restore;      /* --restore DIR: DIR/state and DIR/memory */
 	char *restore_drives[CONFIG_MAX_DISKS]; /* --restore-drive args */
 	unsigned int nr_restore_drives;
+	char *rebase_base;  /* --base-file: a memory file to write a Diff on */
+	char *rebase_diff;  /* --diff-file: the Diff's memory file */
 	struct config_mmds mmds;
 	uint64_t mmds_size_limit; /* --mmds-size-limit; 0: the API's payload
 				   * limit (Firecracker's default) */

@@ -104,6 +104,9 @@ struct machine {
 	unsigned int nr_devs;
 	_Atomic int state; /* enum machine_state; written by main only */
 	struct metrics *metrics; /* metrics_init() (vmm/metrics.h) */
+	/* A snapshot was written (or restored) and, with dirty tracking,
+	 * the pages changed since are known: a Diff may follow. */
+	bool snap_base;
 };
 
 /**

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +102,86 @@ static int memory_write(struct vm *vm, int fd, uint64_t *written)
 	return 0;
 }
 
+/*
+ * The pages written since the last collection, a bit per page of RAM
+ * from its start (the slots lie back to back in vm->ram): KVM's dirty log
+ * of each slot (the guest's writes; reading it clears it) ORed with the
+ * VMM's own (virtqueue buffers and rings, guest_mem's bitmaps).
+ * Return: the bitmap (free() it), or NULL with errno set.
+ */
+static uint64_t *dirty_collect(struct vm *vm)
+{
+	uint64_t pages = vm->ram_size / PAGE, first = 0, *all, *slot;
+	unsigned int i;
+
+	all = calloc((pages + 63) / 64, sizeof(*all));
+	if (!all)
+		return NULL;
+	for (i = 0; i < vm->mem.nr_regions && i < vm->nr_slots; i++) {
+		uint64_t n = vm->mem.regions[i].size / PAGE, p;
+		struct kvm_dirty_log log = { .slot = i };
+
+		slot = calloc((n + 63) / 64, sizeof(*slot));
+		if (!slot) {
+			free(all);
+			return NULL;
+		}
+		log.dirty_bitmap = slot;
+		if (ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &log) < 0) {
+			int e = errno;
+
+			free(slot);
+			free(all);
+			errno = e;
+			return NULL;
+		}
+		guest_mem_dirty_take(&vm->mem, i, slot);
+		for (p = 0; p < n && first + p < pages; p++)
+			if (slot[p / 64] & (1ull << (p % 64)))
+				all[(first + p) / 64] |= 1ull << ((first + p) % 64);
+		free(slot);
+		first += n;
+	}
+	return all;
+}
+
+static bool page_dirty(const uint64_t *bits, uint64_t page)
+{
+	return bits[page / 64] & (1ull << (page % 64));
+}
+
+/*
+ * A Diff's memory file: sized to the RAM, each run of dirty pages written
+ * where it belongs, zero pages too (they overwrite the base's); the rest
+ * stays a hole for the rebase to skip.
+ */
+static int memory_write_dirty(struct vm *vm, int fd, const uint64_t *bits,
+			      uint64_t *written)
+{
+	uint64_t pages = vm->ram_size / PAGE, p = 0, start;
+	int ret;
+
+	*written = 0;
+	if (ftruncate(fd, (off_t)vm->ram_size) < 0)
+		return -errno;
+	while (p < pages) {
+		if (!page_dirty(bits, p)) {
+			p++;
+			continue;
+		}
+		start = p;
+		while (p < pages && page_dirty(bits, p) &&
+		       (p - start) * PAGE < WRITE_CHUNK)
+			p++;
+		ret = write_all(fd, (const uint8_t *)vm->ram + start * PAGE,
+				(p - start) * PAGE, (off_t)(start * PAGE));
+		if (ret)
+			return ret;
+		*written += (p - start) * PAGE;
+	}
+	return 0;
+}
+
 /* Refuse a path that is the file the RAM is mapped from: truncating it
  * would pull the guest's own pages away. */
 static bool same_file(int a, int b)
@@ -110,8 +192,9 @@ static bool same_file(int a, int b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static int save_memory(struct machine *m, const char *path, char *err,
-		       size_t errlen, uint64_t *written)
+static int save_memory(struct machine *m, const char *path,
+		       const uint64_t *dirty, char *err, size_t errlen,
+		       uint64_t *written)
 {
 	int fd, ret;
 
@@ -129,8 +212,12 @@ static int save_memory(struct machine *m, const char *path, char *err,
 			 "another", path);
 		return -EINVAL;
 	}
-	ret = ftruncate(fd, 0) < 0 ? -errno : memory_write(&m->vm, fd,
-							   written);
+	if (ftruncate(fd, 0) < 0)
+		ret = -errno;
+	else if (dirty)
+		ret = memory_write_dirty(&m->vm, fd, dirty, written);
+	else
+		ret = memory_write(&m->vm, fd, written);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	close(fd);
@@ -250,7 +337,7 @@ int machine_snapshot_create(struct machine *m,
 			    size_t errlen)
 {
 	struct snap_writer w;
-	uint64_t written = 0;
+	uint64_t written = 0, *dirty = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int ret;
@@ -261,35 +348,66 @@ int machine_snapshot_create(struct machine *m,
 			 machine_state_name(atomic_load(&m->state)));
 		return -EINVAL;
 	}
-	if (req->diff) {
-		snprintf(err, errlen, "Diff snapshots are not supported yet: "
-			 "take a Full one");
-		return -EOPNOTSUPP;
+	if (req->diff && !m->vm.track_dirty) {
+		snprintf(err, errlen, "Diff snapshots need dirty page "
+			 "tracking: set track_dirty_pages in machine-config "
+			 "(or in the snapshot load)");
+		return -EINVAL;
+	}
+	if (req->diff && !m->snap_base) {
+		snprintf(err, errlen, "a Diff snapshot holds the pages changed "
+			 "since the last snapshot (or restore): take a Full one "
+			 "first");
+		return -EINVAL;
 	}
 	ret = check_snapshottable(m, err, errlen);
 	if (ret)
 		return ret;
+	/*
+	 * What changed since the last snapshot, collected at this paused
+	 * point: a Diff writes it, a Full starts the count again. If this
+	 * snapshot then fails, what was collected is lost: no Diff until
+	 * the next Full.
+	 */
+	if (m->vm.track_dirty) {
+		dirty = dirty_collect(&m->vm);
+		if (!dirty) {
+			ret = -errno;
+			snprintf(err, errlen, "dirty page log: %s",
+				 strerror(-ret));
+			m->snap_base = false;
+			return ret;
+		}
+		m->snap_base = false;
+	}
 	snap_writer_init(&w);
 	ret = build_state(m, req, &w, err, errlen);
 	if (ret) {
 		snap_writer_free(&w);
+		free(dirty);
 		return ret;
 	}
 	ret = snap_writer_finish(&w, arch_snap_id, &buf, &len);
 	if (ret) {
 		snprintf(err, errlen, "snapshot state: %s", strerror(-ret));
+		free(dirty);
 		return ret;
 	}
-	ret = save_memory(m, req->mem_path, err, errlen, &written);
+	ret = save_memory(m, req->mem_path, req->diff ? dirty : NULL, err,
+			  errlen, &written);
 	if (!ret)
 		ret = save_state(req->state_path, buf, len, err, errlen);
 	free(buf);
-	if (!ret)
-		log_info("snapshot: %zu bytes of state to %s, %llu MiB of "
-			 "%llu MiB RAM to %s", len, req->state_path,
-			 (unsigned long long)(written >> 20),
+	free(dirty);
+	if (!ret) {
+		m->snap_base = true;
+		log_info("snapshot (%s): %zu bytes of state to %s, %llu KiB "
+			 "of %llu MiB RAM to %s", req->diff ? "Diff" : "Full",
+			 len, req->state_path,
+			 (unsigned long long)(written >> 10),
 			 (unsigned long long)(m->vm.ram_size >> 20),
 			 req->mem_path);
+	}
 	return ret;
 }
 
@@ -535,5 +653,11 @@ int machine_snapshot_apply(struct machine *m, const struct machine_snapshot *s,
 			return -EINVAL;
 		}
 	}
+	/* A Diff from here holds what changed since this restore. */
+	m->snap_base = true;
+	if (s->diff)
+		log_info("restored a Diff snapshot: its memory file must be "
+			 "the base with the Diff written over it "
+			 "(--base-file, --diff-file)");
 	return 0;
 }

@@ -91,6 +91,7 @@ static int read_image(const char *what, const char *path, uint8_t **out,
  */
 static struct machine_snapshot restoring;
 static int restore_mem_fd = -1;
+static bool restore_track_dirty; /* the load's track_dirty_pages */
 static bool is_restoring(void)
 {
 	return restoring.buf != NULL;
@@ -200,6 +201,8 @@ static int step_ram(struct machine *m, char *err, size_t errlen)
 		m->vm.ram_fd = restore_mem_fd; /* vm_close() closes it */
 		restore_mem_fd = -1;
 	}
+	m->vm.track_dirty = m->cfg->track_dirty_pages ||
+			    (is_restoring() && restore_track_dirty);
 	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
 			  errlen);
 }
@@ -708,6 +711,7 @@ static int restore(const struct fc_snapshot_load *p, char *err,
 	ret = machine_snapshot_open(p->snapshot_path, &restoring, err, errlen);
 	if (ret)
 		return ret;
+	restore_track_dirty = p->track_dirty_pages;
 	/* A load that fails leaves the configuration as it found it. */
 	if (config_copy(&before, &cfg)) {
 		machine_snapshot_close(&restoring);
@@ -964,6 +968,20 @@ int main(int argc, char **argv)
 	}
 	log_set_level(cfg.verbose >= 2 ? LOG_DEBUG :
 		      cfg.verbose ? LOG_INFO : LOG_WARN);
+	if (cfg.rebase_base) {
+		uint64_t copied;
+
+		status = snap_rebase(cfg.rebase_base, cfg.rebase_diff, &copied,
+				     err, sizeof(err));
+		if (status)
+			fprintf(stderr, "microvm: %s\n", err);
+		else
+			log_info("rebase: %llu KiB of %s written over %s",
+				 (unsigned long long)(copied >> 10),
+				 cfg.rebase_diff, cfg.rebase_base);
+		cli_free(&cfg);
+		return status ? VM_EXIT_STARTUP : 0;
+	}
 	machine_reset(&machine);
 	if (mmds_open(err, sizeof(err))) {
 		fail_startup(err);

@@ -182,6 +182,7 @@ int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 	for (i = 0; i < n; i++) {
 		struct kvm_userspace_memory_region r = {
 			.slot = vm->nr_slots,
+			.flags = vm->track_dirty ? KVM_MEM_LOG_DIRTY_PAGES : 0,
 			.guest_phys_addr = ranges[i].gpa,
 			.memory_size = ranges[i].size,
 			.userspace_addr = (uintptr_t)vm->ram + off,
@@ -207,6 +208,10 @@ int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 		}
 		vm->nr_slots++;
 		off += ranges[i].size;
+	}
+	if (vm->track_dirty && guest_mem_track_dirty(&vm->mem)) {
+		snprintf(err, errlen, "out of memory for the dirty page bitmaps");
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -611,6 +616,7 @@ void vm_close(struct vm *vm)
 	if (vm->ram)
 		munmap(vm->ram, vm->ram_size);
 	vm->ram = NULL;
+	guest_mem_untrack(&vm->mem);
 	if (vm->ram_fd >= 0)
 		close(vm->ram_fd);
 	vm->ram_fd = -1;

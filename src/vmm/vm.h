@@ -77,6 +77,9 @@ struct vm {
 	 * vm_close() closes it. Set by vm_open() to -1.
 	 */
 	int ram_fd;
+	/* Dirty pages tracked (KVM's log on every slot, the VMM's writes in
+	 * vm->mem's bitmaps), for diff snapshots; set before vm_add_ram(). */
+	bool track_dirty;
 	unsigned int nr_slots;
 	/*
 	 * KVM devices the architecture created (KVM_CREATE_DEVICE: arm64's

@@ -18,6 +18,11 @@
 # CPU's features, a device state that does not fit the device, a memory
 # file too short or missing, a missing disk, a load after configuration,
 # a create while running; each a one-line message and no guest run.
+# Then Diff snapshots, on a guest with track_dirty_pages: a Full S1, the
+# guest runs on (fio writes through the device), then a Diff D2 and a
+# Full F2 at one pause: S1's memory with D2 written over it
+# (--base-file, --diff-file) must be F2's byte for byte (every page the
+# guest or a device wrote was tracked), and it restores with D2's state.
 # Prints SNAP-OK / SNAP-FAIL lines; exit 0 when none failed.
 #
 # Usage: vmsnap-l1.sh MICROVM CURL KERNEL INITRD ROOT_IMG DATA_IMG SNAPEDIT
@@ -38,7 +43,9 @@ refuse PUT /snapshot/load '{"snapshot_path": "'"$snap/state"'", "mem_backend": {
 expect 204 PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "initrd_path": "'"$initrd"'", "boot_args": "console=ttyS0 reboot=k panic=1 microvm.test=api microvm.fio=/dev/vdb quiet"}'
 expect 204 PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 256}'
 expect 204 PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "'"$root"'", "is_root_device": true, "is_read_only": false}'
-expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$data"'", "is_root_device": false, "is_read_only": false}'
+# The data drive on virtio-pci with MSI-X, the root on virtio-mmio: both
+# transports in one snapshot.
+expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$data"'", "is_root_device": false, "is_read_only": false, "transport": "pci"}'
 # Configured: a load is refused from now on (Firecracker's rule).
 refuse PUT /snapshot/load '{"snapshot_path": "'"$snap/state"'", "mem_backend": {"backend_type": "File", "backend_path": "'"$snap/memory"'"}}'
 expect 204 PUT /actions '{"action_type": "InstanceStart"}'
@@ -233,5 +240,63 @@ refused "a drive of another size" "vdb: the snapshot's disk has 65536 sectors, t
 refused_args=
 rm -f "$work/d/memory"
 refused "no memory file" "memory file .*No such file"
+rm -rf "$work"
+
+# ---- Diff snapshots: S1 Full, the guest runs on, D2 Diff and F2 Full
+# at one pause; S1's memory with D2 written over it (--base-file,
+# --diff-file) is F2's memory byte for byte, and restores ----
+work=$base/diff
+sock=$work/fc.sock
+mkdir -p "$work" "$base/s1" "$base/d2" "$base/f2"
+reset_disks
+rm -rf "$snap"
+api_start e2e-diff
+expect 204 PUT /boot-source '{"kernel_image_path": "'"$kernel"'", "initrd_path": "'"$initrd"'", "boot_args": "console=ttyS0 reboot=k panic=1 microvm.test=api microvm.fio=/dev/vdb quiet"}'
+expect 204 PUT /machine-config '{"vcpu_count": 2, "mem_size_mib": 256, "track_dirty_pages": true}'
+expect 204 PUT /drives/rootfs '{"drive_id": "rootfs", "path_on_host": "'"$root"'", "is_root_device": true, "is_read_only": false}'
+expect 204 PUT /drives/data '{"drive_id": "data", "path_on_host": "'"$data"'", "is_root_device": false, "is_read_only": false}'
+expect 204 PUT /actions '{"action_type": "InstanceStart"}'
+wait_for 'E2E-FIO-ROUND 1 ' 1800 || bad "diff: no fio round"
+api_pause "diff S1"
+refuse PUT /snapshot/create '{"snapshot_type": "Diff", "snapshot_path": "'"$base/d2/state"'", "mem_file_path": "'"$base/d2/memory"'"}'
+expect 204 PUT /snapshot/create '{"snapshot_type": "Full", "snapshot_path": "'"$base/s1/state"'", "mem_file_path": "'"$base/s1/memory"'"}'
+r1=$(sed -n 's/^E2E-FIO-ROUND \([0-9]*\) .*/\1/p' "$work/console" | tail -n 1)
+api_resume "diff S1"
+wait_for "E2E-FIO-ROUND $((r1 + 1)) " 1800 || bad "diff: no fio round after S1"
+api_pause "diff D2"
+expect 204 PUT /snapshot/create '{"snapshot_type": "Diff", "snapshot_path": "'"$base/d2/state"'", "mem_file_path": "'"$base/d2/memory"'"}'
+expect 204 PUT /snapshot/create '{"snapshot_type": "Full", "snapshot_path": "'"$base/f2/state"'", "mem_file_path": "'"$base/f2/memory"'"}'
+tick0=$(last_tick)
+rounds0=$(sed -n 's/^E2E-FIO-ROUND \([0-9]*\) .*/\1/p' "$work/console" | tail -n 1)
+cp "$root" "$snap.root.img" && cp "$data" "$snap.data.img"
+kill "$pid"
+wait "$pid"
+rm -f "$sock"
+echo "SNAP-DIFF-KIB: full S1 $(du -k "$base/s1/memory" | cut -f1) diff D2 $(du -k "$base/d2/memory" | cut -f1) full F2 $(du -k "$base/f2/memory" | cut -f1)"
+cp "$base/s1/memory" "$base/d2/merged"
+if "$microvm" --base-file "$base/d2/merged" --diff-file "$base/d2/memory"; then
+	ok "--base-file/--diff-file wrote D2 over S1"
+else
+	bad "rebase failed"
+fi
+m_sum=$(md5sum <"$base/d2/merged") f_sum=$(md5sum <"$base/f2/memory")
+[ "$m_sum" = "$f_sum" ] &&
+	ok "S1 + D2 is F2's memory byte for byte" ||
+	bad "S1 + D2 differs from F2 ($m_sum, $f_sum)"
+[ "$(du -k "$base/d2/memory" | cut -f1)" -lt "$(du -k "$base/f2/memory" | cut -f1)" ] &&
+	ok "the Diff holds less than a Full" ||
+	bad "the Diff is not smaller than a Full"
+rm -f "$base/d2/memory" "$base/s1/memory" "$base/f2/memory"
+mv "$base/d2/merged" "$base/d2/memory"
+cp "$snap.root.img" "$root" && cp "$snap.data.img" "$data"
+rm -f "$snap.root.img" "$snap.data.img"
+work=$base/diff-restore
+sock=$work/fc.sock
+mkdir -p "$work"
+"$microvm" --restore "$base/d2" --api-sock "$sock" >"$work/console" \
+	2>"$work/stderr" </dev/null &
+pid=$!
+restored_checks "restore of S1 + D2"
+
 echo "SNAP-SUMMARY: $fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -124,10 +124,10 @@ microvm_fuzz_target(fuzz_blk virtio/blk.c virtio/blk_queue.c virtio/worker.c
 microvm_fuzz_target(fuzz_mmio virtio/mmio.c virtio/virtio.c virtio/virtq.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c
 	snapshot/snap.c)
-microvm_fuzz_target(fuzz_virtio_pci devices/pci.c virtio/pci.c
+microvm_fuzz_target(fuzz_virtio_pci devices/pci.c virtio/pci.c snapshot/snap.c
 	virtio/pci_msix.c virtio/virtio.c virtio/virtq.c vmm/bus.c
 	util/guest_mem.c util/evloop.c util/log.c util/defer_call.c)
-microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c
+microvm_fuzz_target(fuzz_pci devices/pci.c virtio/pci.c virtio/pci_msix.c snapshot/snap.c
 	virtio/virtio.c virtio/virtq.c vmm/bus.c util/guest_mem.c
 	util/evloop.c util/log.c util/defer_call.c)
 microvm_fuzz_target(fuzz_boot vmm/x86_64/boot.c vmm/x86_64/boot_bzimage.c

@@ -548,6 +548,20 @@ struct fc_bad_row {
 
 static const struct fc_bad_row fc_bad_rows[] = {
 	{ { "--id", "my_vm" }, "--id my_vm: must be 1 to 64 letters, digits or '-'" },
+	/* --restore: the machine comes from the snapshot. */
+	{ { "--restore", "/s", "--kernel", "k" },
+	  "--restore /s: the machine comes from the snapshot; --kernel cannot be given with it" },
+	{ { "--restore", "/s", "--disk", "a.img" },
+	  "--disk cannot be given with it" },
+	{ { "--restore", "/s", "--memory", "1G" },
+	  "--memory cannot be given with it" },
+	{ { "--restore", "" }, "--restore '': needs a file name" },
+	{ { "--kernel", "k", "--restore-drive", "data=/x" },
+	  "--restore-drive data=/x: only with --restore" },
+	{ { "--base-file", "/b" },
+	  "--base-file and --diff-file go together and alone" },
+	{ { "--base-file", "/b", "--diff-file", "/d", "--kernel", "k" },
+	  "--base-file and --diff-file go together and alone" },
 	{ { "--id", "" }, "--id : must be 1 to 64" },
 	{ { "--id", LONG65 }, "--id " LONG65 ": must be 1 to 64" },
 	{ { "--no-api" }, "--no-api needs --config-file" },

@@ -191,8 +191,24 @@ struct bad_row {
 #define LD(extra) "{\"snapshot_path\":\"/s\"," MEM extra "}"
 #define OV(obj) LD(",\"network_overrides\":[" obj "]")
 
+#define DOV(obj) LD(",\"drive_overrides\":[" obj "]")
+
 static const struct bad_row bad_rows[] = {
 	{ .json = "", .needle = "snapshot/create: no JSON body" },
+	/* Ours: drive_overrides. */
+	{ .load = true, .json = DOV("{\"path_on_host\":\"/x\"}"),
+	  .needle = "drive_overrides[0].drive_id is required" },
+	{ .load = true, .json = DOV("{\"drive_id\":\"a b\",\"snapshot\":true}"),
+	  .needle = "drive_overrides[0].drive_id \"a b\" must be" },
+	{ .load = true, .json = DOV("{\"drive_id\":\"d\"}"),
+	  .needle = "drive_overrides[0]: give path_on_host, snapshot or both" },
+	{ .load = true, .json = DOV("{\"drive_id\":\"d\",\"snapshot\":true},"
+				  "{\"drive_id\":\"d\",\"path_on_host\":\"/y\"}"),
+	  .needle = "drive_overrides names drive d twice" },
+	{ .load = true, .json = DOV("{\"drive_id\":\"d\",\"size\":1}"),
+	  .needle = "unknown field \"drive_overrides[0].size\"" },
+	{ .load = true, .json = LD(",\"drive_overrides\":{}"),
+	  .needle = "drive_overrides must be an array, not object" },
 	{ .json = "[]", .needle = "must be a JSON object" },
 	{ .json = "{\"snapshot_path\":\"/s\"",
 	  .needle = "not valid JSON" },
@@ -697,6 +713,77 @@ static void test_route_no_actions(void)
 	config_free(&cfg);
 }
 
+/*
+ * drive_overrides parsed, --restore-drive's arguments, and every override
+ * put into a snapshot's configuration (or refused for what it lacks).
+ */
+static void test_drive_overrides(void)
+{
+	static const char *const cfg_json =
+		"{\"drives\":[{\"drive_id\":\"root\",\"path_on_host\":\"/r\"},"
+		"{\"drive_id\":\"data\",\"path_on_host\":\"/d\"}],"
+		"\"network-interfaces\":[{\"iface_id\":\"eth0\","
+		"\"host_dev_name\":\"tap0\"}],\"vsock\":{\"guest_cid\":3,"
+		"\"uds_path\":\"/v\"}}";
+	struct fc_drive_override o;
+	struct fc_snapshot_load p;
+	char err[512] = "", *out;
+
+	CHECK_EQ(parse_load(DOV("{\"drive_id\":\"data\",\"path_on_host\":"
+				"\"/c\"},{\"drive_id\":\"root\","
+				"\"snapshot\":true}")
+			    , &p, err, sizeof(err)), 0);
+	CHECK_EQ(p.nr_drive_overrides, 2);
+	CHECK(!strcmp(p.drive_overrides[0].drive_id, "data"));
+	CHECK(!strcmp(p.drive_overrides[0].path_on_host, "/c"));
+	CHECK(!p.drive_overrides[0].snapshot);
+	CHECK(!p.drive_overrides[1].path_on_host);
+	CHECK(p.drive_overrides[1].snapshot);
+	p.net_overrides[0].iface_id = strdup("eth0");
+	p.net_overrides[0].host_dev_name = strdup("tap9");
+	p.nr_net_overrides = 1;
+	p.vsock_uds_path = strdup("/v2");
+	out = fc_snapshot_config_override(cfg_json, strlen(cfg_json), &p, err,
+					  sizeof(err));
+	CHECK(out != NULL);
+	if (out) {
+		CHECK(strstr(out, "\"path_on_host\":\"/c\""));
+		CHECK(strstr(out, "\"path_on_host\":\"/r\",\"snapshot\":true"));
+		CHECK(strstr(out, "\"host_dev_name\":\"tap9\""));
+		CHECK(strstr(out, "\"uds_path\":\"/v2\""));
+		free(out);
+	}
+	free(p.drive_overrides[0].drive_id);
+	p.drive_overrides[0].drive_id = strdup("nope");
+	CHECK(!fc_snapshot_config_override(cfg_json, strlen(cfg_json), &p,
+					   err, sizeof(err)));
+	CHECK(strstr(err, "drive_overrides: the snapshot has no drive \"nope\""));
+	fc_snapshot_load_free(&p);
+
+	CHECK_EQ(fc_parse_drive_override_arg("data=/x/y.img", &o, err,
+					     sizeof(err)), 0);
+	CHECK(!strcmp(o.drive_id, "data") && !strcmp(o.path_on_host, "/x/y.img"));
+	CHECK(!o.snapshot);
+	fc_drive_override_free(&o);
+	CHECK_EQ(fc_parse_drive_override_arg("data=/x,snapshot=on", &o, err,
+					     sizeof(err)), 0);
+	CHECK(!strcmp(o.path_on_host, "/x") && o.snapshot);
+	fc_drive_override_free(&o);
+	CHECK_EQ(fc_parse_drive_override_arg("root,snapshot=on", &o, err,
+					     sizeof(err)), 0);
+	CHECK(!strcmp(o.drive_id, "root") && !o.path_on_host && o.snapshot);
+	fc_drive_override_free(&o);
+	CHECK_EQ(fc_parse_drive_override_arg("root", &o, err, sizeof(err)),
+		 -EINVAL);
+	CHECK(strstr(err, "--restore-drive root: expected ID=PATH"));
+	CHECK_EQ(fc_parse_drive_override_arg("root,snapshot=off", &o, err,
+					     sizeof(err)), -EINVAL);
+	CHECK_EQ(fc_parse_drive_override_arg("a-b=/x", &o, err, sizeof(err)),
+		 -EINVAL);
+	CHECK_EQ(fc_parse_drive_override_arg("root=", &o, err, sizeof(err)),
+		 -EINVAL);
+}
+
 int main(void)
 {
 	test_create();
@@ -704,6 +791,7 @@ int main(void)
 	test_load_overrides_max();
 	test_bad();
 	test_long_path();
+	test_drive_overrides();
 	test_route_create();
 	test_route_load();
 	test_route_load_configured();

@@ -513,6 +513,56 @@ static void test_save_restore(void)
 			       USED_GPA, 0, &st), -EINVAL);
 }
 
+/* Is the page of @gpa set in a bitmap of region 0 taken from gm? */
+static bool bit_of(const uint64_t *bits, uint64_t gpa)
+{
+	uint64_t p = (gpa - RAM_GPA) / GUEST_MEM_PAGE;
+
+	return bits[p / 64] & (1ull << (p % 64));
+}
+
+/*
+ * Dirty tracking for diff snapshots: a popped chain's device-writable
+ * buffers (each page they span) and the used ring are marked, read-only
+ * buffers are not; a take clears; without tracking nothing is kept.
+ */
+static void test_dirty_tracking(void)
+{
+	uint64_t bits[(RAM_SIZE / GUEST_MEM_PAGE + 63) / 64];
+	struct virtq_elem e;
+
+	q_setup(QSIZE, 0);
+	CHECK_EQ(guest_mem_track_dirty(&gm), 0);
+	memset(bits, 0, sizeof(bits));
+	/* A readable buffer, then a writable one across a page boundary. */
+	desc_set(DESC_GPA, 0, buf(0), 64, R | NEXT, 1);
+	desc_set(DESC_GPA, 1, buf(2) + GUEST_MEM_PAGE - 8, 16, W, 0);
+	avail_add(0);
+	CHECK_EQ(pop(&e), 1);
+	guest_mem_dirty_take(&gm, 0, bits);
+	CHECK(!bit_of(bits, buf(0)));
+	CHECK(bit_of(bits, buf(2)));
+	CHECK(bit_of(bits, buf(2) + GUEST_MEM_PAGE));
+	CHECK(!bit_of(bits, USED_GPA));
+	memset(bits, 0, sizeof(bits));
+	virtq_push(&vq, e.head, 16);
+	guest_mem_dirty_take(&gm, 0, bits);
+	CHECK(bit_of(bits, USED_GPA));
+	CHECK(!bit_of(bits, buf(2)));  /* taken before: cleared */
+	memset(bits, 0, sizeof(bits));
+	CHECK_EQ(guest_mem_write(&gm, buf(5), "x", 1), 0);
+	guest_mem_mark_dirty(&gm, RAM_END - 1, 100); /* clipped to RAM */
+	guest_mem_mark_dirty(&gm, RAM_END, 100);     /* outside: nothing */
+	guest_mem_dirty_take(&gm, 0, bits);
+	CHECK(bit_of(bits, buf(5)));
+	CHECK(bit_of(bits, RAM_END - 1));
+	guest_mem_untrack(&gm);
+	memset(bits, 0, sizeof(bits));
+	CHECK_EQ(guest_mem_write(&gm, buf(6), "x", 1), 0);
+	guest_mem_dirty_take(&gm, 0, bits);
+	CHECK(!bit_of(bits, buf(6)));
+}
+
 int main(void)
 {
 	if (driver_init())
@@ -527,6 +577,7 @@ int main(void)
 	test_kick_suppression_flags();
 	test_kick_suppression_event_idx();
 	test_save_restore();
+	test_dirty_tracking();
 	free(ram);
 	return test_done();
 }

@@ -51,21 +51,6 @@ int fc_disk_index(const struct vm_config *cfg, const char *drive_id)
 	return -1;
 }
 
-/* *@dst = a copy of @s (NULL: NULL); -ENOMEM leaves *@dst NULL. */
-static int dup_opt(char **dst, const char *s)
-{
-	*dst = NULL;
-	if (s && !(*dst = strdup(s)))
-		return -ENOMEM;
-	return 0;
-}
-
-static int oom(struct fc_ctx *c)
-{
-	fc_fail(c, "out of memory");
-	return -ENOMEM;
-}
-
 int fc_apply_boot_source(struct vm_config *cfg, struct json_object *o,
 			 struct fc_ctx *c)
 {
@@ -87,10 +72,10 @@ int fc_apply_boot_source(struct vm_config *cfg, struct json_object *o,
 	}
 	if (!kernel)
 		return fc_fail(c, "kernel_image_path is required");
-	if (dup_opt(&k, kernel) || dup_opt(&i, initrd) || dup_opt(&a, args)) {
+	if (fc_dup_opt(&k, kernel) || fc_dup_opt(&i, initrd) || fc_dup_opt(&a, args)) {
 		free(k);
 		free(i);
-		return oom(c);
+		return fc_oom(c);
 	}
 	free(cfg->kernel);
 	free(cfg->initrd);
@@ -162,7 +147,7 @@ int fc_apply_machine_config(struct vm_config *cfg, struct json_object *o,
 			       (unsigned long long)cpus, CONFIG_MAX_CPUS + 1);
 	snprintf(arg, sizeof(arg), "%lluM", (unsigned long long)mib);
 	if (!(memory_arg = strdup(arg)))
-		return oom(c);
+		return fc_oom(c);
 	free(cfg->memory_arg);
 	cfg->memory_arg = memory_arg;
 	cfg->cpus = (unsigned int)cpus;
@@ -269,9 +254,9 @@ int fc_apply_logger(struct vm_config *cfg, struct json_object *o,
 		if (ret)
 			return ret;
 	}
-	if (dup_opt(&p, path) || dup_opt(&m, module)) {
+	if (fc_dup_opt(&p, path) || fc_dup_opt(&m, module)) {
 		free(p);
-		return oom(c);
+		return fc_oom(c);
 	}
 	if (p) {
 		free(cfg->log_path);
@@ -309,7 +294,7 @@ int fc_apply_metrics(struct vm_config *cfg, struct json_object *o,
 	if (!path)
 		return fc_fail(c, "metrics_path is required");
 	if (!(p = strdup(path)))
-		return oom(c);
+		return fc_oom(c);
 	free(cfg->metrics_path);
 	cfg->metrics_path = p;
 	cfg->metrics_emit_id = emit_id;

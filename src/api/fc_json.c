@@ -220,3 +220,17 @@ char *fc_json_finish(struct json_object *o)
 	json_object_put(o);
 	return out;
 }
+
+int fc_dup_opt(char **dst, const char *s)
+{
+	*dst = NULL;
+	if (s && !(*dst = strdup(s)))
+		return -ENOMEM;
+	return 0;
+}
+
+int fc_oom(struct fc_ctx *c)
+{
+	fc_fail(c, "out of memory");
+	return -ENOMEM;
+}

@@ -64,4 +64,11 @@ void fc_add_bool(struct json_object *o, const char *key, bool v);
 /* @o as compact JSON in a malloc'd string, then @o released; NULL: ENOMEM */
 char *fc_json_finish(struct json_object *o);
 
+/** fc_dup_opt() - *@dst = a copy of @s (NULL: NULL); 0, or -ENOMEM with
+ * *@dst NULL. */
+int fc_dup_opt(char **dst, const char *s);
+
+/** fc_oom() - "out of memory" into @c's message. Return: -ENOMEM. */
+int fc_oom(struct fc_ctx *c);
+
 #endif

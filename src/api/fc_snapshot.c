@@ -48,21 +48,6 @@ static const char *const backend_names[] = { "File", "Uffd", NULL };
 static const char *const huge_page_names[] = { "Snapshot", "None",
 					       "Transparent", "2M", NULL };
 
-/* *@dst = a copy of @s (NULL: NULL); 0 or -ENOMEM. */
-static int dup_opt(char **dst, const char *s)
-{
-	*dst = NULL;
-	if (s && !(*dst = strdup(s)))
-		return -ENOMEM;
-	return 0;
-}
-
-static int oom(struct fc_ctx *c)
-{
-	fc_fail(c, "out of memory");
-	return -ENOMEM;
-}
-
 void fc_snapshot_create_free(struct fc_snapshot_create *p)
 {
 	free(p->snapshot_path);
@@ -104,10 +89,10 @@ int fc_parse_snapshot_create(const char *json, size_t len,
 		ret = fc_fail(&c, "mem_file_path is required");
 	if (!ret) {
 		out->type = snapshot_type_values[type];
-		if (dup_opt(&out->snapshot_path, snap) ||
-		    dup_opt(&out->mem_file_path, mem)) {
+		if (fc_dup_opt(&out->snapshot_path, snap) ||
+		    fc_dup_opt(&out->mem_file_path, mem)) {
 			fc_snapshot_create_free(out);
-			ret = oom(&c);
+			ret = fc_oom(&c);
 		}
 	}
 	json_object_put(o);
@@ -193,26 +178,33 @@ static int load_override(struct fc_ctx *c, unsigned int i,
 	return 0;
 }
 
-static int load_overrides(struct fc_ctx *c, struct json_object *v,
-			  struct load_views *w)
+/* One element of an override array, @i its index. */
+typedef int load_elem_fn(struct fc_ctx *c, unsigned int i,
+			 struct json_object *o, struct load_views *w);
+
+/* The array @key of at most @max elements (@what: "interfaces"), each
+ * through @fn; the count into *@nr. */
+static int load_list(struct fc_ctx *c, struct json_object *v,
+		     const char *key, size_t max, const char *what,
+		     load_elem_fn *fn, struct load_views *w, unsigned int *nr)
 {
 	size_t i, n;
 	int ret;
 
 	if (!json_object_is_type(v, json_type_array))
-		return fc_fail(c, "network_overrides must be an array, not %s",
+		return fc_fail(c, "%s must be an array, not %s", key,
 			       json_type_to_name(json_object_get_type(v)));
 	n = json_object_array_length(v);
-	if (n > CONFIG_MAX_NETS)
-		return fc_fail(c, "network_overrides names %zu interfaces; there are at most %d",
-			       n, CONFIG_MAX_NETS);
+	if (n > max)
+		return fc_fail(c, "%s names %zu %s; there are at most %zu",
+			       key, n, what, max);
 	for (i = 0; i < n; i++) {
-		ret = load_override(c, (unsigned int)i,
-				    json_object_array_get_idx(v, i), w);
+		ret = fn(c, (unsigned int)i, json_object_array_get_idx(v, i),
+			 w);
 		if (ret)
 			return ret;
 	}
-	w->nr_overrides = (unsigned int)n;
+	*nr = (unsigned int)n;
 	return 0;
 }
 
@@ -269,29 +261,6 @@ static int load_drive(struct fc_ctx *c, unsigned int i, struct json_object *o,
 	w->drives[i].id = id;
 	w->drives[i].path = path;
 	w->drives[i].snapshot = snap;
-	return 0;
-}
-
-static int load_drives(struct fc_ctx *c, struct json_object *v,
-		       struct load_views *w)
-{
-	size_t i, n;
-	int ret;
-
-	if (!json_object_is_type(v, json_type_array))
-		return fc_fail(c, "drive_overrides must be an array, not %s",
-			       json_type_to_name(json_object_get_type(v)));
-	n = json_object_array_length(v);
-	if (n > CONFIG_MAX_DISKS)
-		return fc_fail(c, "drive_overrides names %zu drives; there are at most %d",
-			       n, CONFIG_MAX_DISKS);
-	for (i = 0; i < n; i++) {
-		ret = load_drive(c, (unsigned int)i,
-				 json_object_array_get_idx(v, i), w);
-		if (ret)
-			return ret;
-	}
-	w->nr_drives = (unsigned int)n;
 	return 0;
 }
 
@@ -400,11 +369,13 @@ static int load_key(struct fc_ctx *c, const char *key, struct json_object *v,
 	if (!strcmp(key, "resume_vm"))
 		return v ? fc_get_bool(c, key, v, &w->resume) : 0;
 	if (!strcmp(key, "network_overrides"))
-		return v ? load_overrides(c, v, w) : 0;
+		return v ? load_list(c, v, key, CONFIG_MAX_NETS, "interfaces",
+				     load_override, w, &w->nr_overrides) : 0;
 	if (!strcmp(key, "vsock_override"))
 		return v ? load_vsock_override(c, v, w) : 0;
 	if (!strcmp(key, "drive_overrides"))
-		return v ? load_drives(c, v, w) : 0;
+		return v ? load_list(c, v, key, CONFIG_MAX_DISKS, "drives",
+				     load_drive, w, &w->nr_drives) : 0;
 	if (!strcmp(key, "clock_realtime"))
 		return v ? fc_get_bool(c, key, v, &w->clock_realtime) : 0;
 	if (!strcmp(key, "huge_pages"))
@@ -437,17 +408,17 @@ static int load_copy(const struct load_views *w, struct fc_snapshot_load *out)
 	out->track_dirty_pages = w->dirty || w->diff_alias;
 	out->resume_vm = w->resume;
 	out->clock_realtime = w->clock_realtime;
-	if (dup_opt(&out->snapshot_path, w->snapshot_path) ||
-	    dup_opt(&out->mem_path, w->has_backend ? w->backend_path :
+	if (fc_dup_opt(&out->snapshot_path, w->snapshot_path) ||
+	    fc_dup_opt(&out->mem_path, w->has_backend ? w->backend_path :
 						     w->mem_file_path) ||
-	    dup_opt(&out->vsock_uds_path, w->uds_path))
+	    fc_dup_opt(&out->vsock_uds_path, w->uds_path))
 		return -ENOMEM;
 	for (i = 0; i < w->nr_overrides; i++) {
 		struct fc_net_override *n = &out->net_overrides[i];
 
 		out->nr_net_overrides = i + 1; /* what the free must see */
-		if (dup_opt(&n->iface_id, w->ifaces[i]) ||
-		    dup_opt(&n->host_dev_name, w->taps[i]))
+		if (fc_dup_opt(&n->iface_id, w->ifaces[i]) ||
+		    fc_dup_opt(&n->host_dev_name, w->taps[i]))
 			return -ENOMEM;
 	}
 	for (i = 0; i < w->nr_drives; i++) {
@@ -455,8 +426,8 @@ static int load_copy(const struct load_views *w, struct fc_snapshot_load *out)
 
 		out->nr_drive_overrides = i + 1;
 		d->snapshot = w->drives[i].snapshot;
-		if (dup_opt(&d->drive_id, w->drives[i].id) ||
-		    dup_opt(&d->path_on_host, w->drives[i].path))
+		if (fc_dup_opt(&d->drive_id, w->drives[i].id) ||
+		    fc_dup_opt(&d->path_on_host, w->drives[i].path))
 			return -ENOMEM;
 	}
 	return 0;
@@ -489,7 +460,7 @@ int fc_parse_snapshot_load(const char *json, size_t len,
 		ret = fc_fail(&c, MSG_MEM_MISSING);
 	if (!ret && load_copy(&w, out)) {
 		fc_snapshot_load_free(out);
-		ret = oom(&c);
+		ret = fc_oom(&c);
 	}
 	json_object_put(o);
 	return ret;

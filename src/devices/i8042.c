@@ -325,7 +325,7 @@ int i8042_load(struct i8042 *dev, struct snap_reader *r)
 	if (r->bad || n > I8042_QUEUE)
 		return -EINVAL;
 	snap_get_bytes(r, q, n);
-	if (r->bad)
+	if (r->bad || !snap_reader_done(r))
 		return -EINVAL;
 	pthread_mutex_lock(&dev->lock);
 	dev->ctr = regs[0];

@@ -353,17 +353,17 @@ int serial_load(struct serial *s, struct snap_reader *r)
 	if (r->bad || n > SERIAL_RX_FIFO_SIZE)
 		return -EINVAL;
 	snap_get_bytes(r, rx, n);
-	if (r->bad)
+	if (r->bad || !snap_reader_done(r))
 		return -EINVAL;
 	pthread_mutex_lock(&s->h.lock);
 	s->ier = regs[0] & 0x0f;
 	s->lcr = regs[1];
 	s->mcr = regs[2] & 0x1f;
-	s->fcr = regs[3];
+	s->fcr = regs[3] & FCR_KEEP;
 	s->scr = regs[4];
 	s->dll = regs[5];
 	s->dlm = regs[6];
-	s->lsr_err = regs[7];
+	s->lsr_err = regs[7] & LSR_OE;
 	s->msr_delta = regs[8] & 0x0f;
 	s->thre_pending = regs[9] != 0;
 	s->rx_head = 0;

@@ -630,6 +630,17 @@ int virtio_pci_load(struct virtio_dev *vdev, struct snap_reader *r,
 	ret = virtio_pci_msix_load(t, r, err, errlen);
 	if (ret)
 		return ret;
+	/* A vector past the table reads back as none (§4.1.5.1.2), as the
+	 * register write would have made it. */
+	for (i = 0; i < vdev->num_queues; i++)
+		vdev->queues[i].msix_vector = virtio_pci_vector_check(
+			t, vdev->queues[i].msix_vector);
+	/* All of the state read: only now the writes with effects. */
+	if (!snap_reader_done(r)) {
+		snprintf(err, errlen, "%s: state has bytes left over",
+			 vdev->name);
+		return -EINVAL;
+	}
 	pci_dev_cfg_write(d, PCI_COMMAND, cfg + PCI_COMMAND, 2);
 	pci_dev_cfg_write(d, t->msix_cap + PCI_MSIX_FLAGS,
 			  cfg + t->msix_cap + PCI_MSIX_FLAGS, 2);

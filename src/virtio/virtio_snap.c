@@ -66,9 +66,12 @@ int virtio_dev_save(struct virtio_dev *vdev, struct snap_writer *w,
 		snap_put_u16(w, st.used_idx);
 		snap_put_u16(w, st.signalled_used);
 	}
-	ret = vdev->tops->save(vdev, w, err, errlen);
-	if (!ret && vdev->ops->save)
+	/* The transport's part last: its load replays writes with effects
+	 * (interrupts), after everything else was accepted. */
+	if (vdev->ops->save)
 		ret = vdev->ops->save(vdev, w, err, errlen);
+	if (!ret)
+		ret = vdev->tops->save(vdev, w, err, errlen);
 	pthread_mutex_unlock(&vdev->lock);
 	return ret;
 }
@@ -154,8 +157,18 @@ int virtio_dev_load(struct virtio_dev *vdev, struct snap_reader *r,
 			 (unsigned long long)vdev->host_features);
 		return -EINVAL;
 	}
+	/*
+	 * Only what the status rules let a driver reach (virtio 1.2 §3.1.1):
+	 * DRIVER_OK after FEATURES_OK, FEATURES_OK with VERSION_1; a device
+	 * with DRIVER_OK runs unless it broke (then NEEDS_RESET).
+	 */
 	if ((status & ~STATUS_BITS) || (drv & ~host) ||
 	    (running && !(status & VIRTIO_STATUS_DRIVER_OK)) ||
+	    ((status & VIRTIO_STATUS_DRIVER_OK) &&
+	     !(status & VIRTIO_STATUS_FEATURES_OK)) ||
+	    ((status & VIRTIO_STATUS_FEATURES_OK) &&
+	     !(drv & (1ULL << VIRTIO_F_VERSION_1))) ||
+	    ((status & VIRTIO_STATUS_DRIVER_OK) && !running && !broken) ||
 	    (isr & ~(VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG)))
 		return load_fail(vdev, err, errlen, "inconsistent status, "
 				 "features or interrupt bits");
@@ -187,11 +200,14 @@ int virtio_dev_load(struct virtio_dev *vdev, struct snap_reader *r,
 			break;
 		}
 	}
+	if (!ret && vdev->ops->load)
+		ret = vdev->ops->load(vdev, r, err, errlen);
 	/*
-	 * The transport's part without vdev->lock: virtio-pci replays config
-	 * writes under its function's lock, whose window callback takes
-	 * vdev->lock (that order, never the other). Nothing else runs: the
-	 * vCPUs have not started.
+	 * The transport's part last, without vdev->lock: virtio-pci replays
+	 * config writes under its function's lock, whose window callback
+	 * takes vdev->lock (that order, never the other); it checks that
+	 * nothing is left over before any write with an effect. Nothing
+	 * else runs: the vCPUs have not started.
 	 */
 	pthread_mutex_unlock(&vdev->lock);
 	if (!ret)
@@ -200,8 +216,6 @@ int virtio_dev_load(struct virtio_dev *vdev, struct snap_reader *r,
 						   "its transport has no "
 						   "snapshot state");
 	pthread_mutex_lock(&vdev->lock);
-	if (!ret && vdev->ops->load)
-		ret = vdev->ops->load(vdev, r, err, errlen);
 	if (!ret && !snap_reader_done(r))
 		ret = load_fail(vdev, err, errlen, "state has bytes left over");
 	if (ret) {

@@ -92,6 +92,7 @@ static int read_image(const char *what, const char *path, uint8_t **out,
 static struct machine_snapshot restoring;
 static int restore_mem_fd = -1;
 static bool restore_track_dirty; /* the load's track_dirty_pages */
+static bool restore_clock_realtime; /* the load's clock_realtime */
 static bool is_restoring(void)
 {
 	return restoring.buf != NULL;
@@ -203,6 +204,7 @@ static int step_ram(struct machine *m, char *err, size_t errlen)
 	}
 	m->vm.track_dirty = m->cfg->track_dirty_pages ||
 			    (is_restoring() && restore_track_dirty);
+	m->vm.clock_realtime = is_restoring() && restore_clock_realtime;
 	return vm_add_ram(&m->vm, m->cfg->memory, m->cfg->memory_merge, err,
 			  errlen);
 }
@@ -712,6 +714,7 @@ static int restore(const struct fc_snapshot_load *p, char *err,
 	if (ret)
 		return ret;
 	restore_track_dirty = p->track_dirty_pages;
+	restore_clock_realtime = p->clock_realtime;
 	/* A load that fails leaves the configuration as it found it. */
 	if (config_copy(&before, &cfg)) {
 		machine_snapshot_close(&restoring);

@@ -80,6 +80,9 @@ struct vm {
 	/* Dirty pages tracked (KVM's log on every slot, the VMM's writes in
 	 * vm->mem's bitmaps), for diff snapshots; set before vm_add_ram(). */
 	bool track_dirty;
+	/* A restore's clock_realtime: the guest's clock moves on by the
+	 * wall time the snapshot lay on disk (x86: KVM_CLOCK_REALTIME). */
+	bool clock_realtime;
 	unsigned int nr_slots;
 	/*
 	 * KVM devices the architecture created (KVM_CREATE_DEVICE: arm64's

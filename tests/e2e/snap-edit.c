@@ -7,8 +7,9 @@
  *
  *	snap-edit FILE cpuid   the first saved CPUID leaf 1 ecx: a feature
  *			       bit flipped (another CPU model)
- *	snap-edit FILE device NAME
- *			       device NAME's state: its last byte flipped
+ *	snap-edit FILE device NAME OFFSET
+ *			       device NAME's state (after its name): the
+ *			       byte at OFFSET flipped
  *
  * Exit: 0 edited, 1 usage or the section not found.
  */
@@ -57,8 +58,9 @@ int main(int argc, char **argv)
 	FILE *fp;
 	long sz;
 
-	if (argc < 3 || (!strcmp(argv[2], "device") && argc < 4)) {
-		fprintf(stderr, "usage: snap-edit FILE cpuid|device NAME\n");
+	if (argc < 3 || (!strcmp(argv[2], "device") && argc < 5)) {
+		fprintf(stderr, "usage: snap-edit FILE cpuid | FILE device "
+			"NAME OFFSET\n");
 		return 1;
 	}
 	fp = fopen(argv[1], "r+b");
@@ -87,10 +89,14 @@ int main(int argc, char **argv)
 		} else if (tag == SNAP_TAG_DEVICE &&
 			   !strcmp(argv[2], "device") && r.len > 4 &&
 			   get32(p) == strlen(argv[3]) &&
-			   r.len > 4 + strlen(argv[3]) &&
 			   !memcmp(p + 4, argv[3], strlen(argv[3]))) {
-			hit = p + r.len - 1;
-			*hit ^= 0xff;
+			size_t off = 4 + strlen(argv[3]) +
+				     strtoul(argv[4], NULL, 0);
+
+			if (off < r.len) {
+				hit = p + off;
+				*hit ^= 0xff;
+			}
 		}
 	}
 	if (!hit) {

@@ -35,7 +35,7 @@ truncate -s $((32 * MIB)) data.raw
 
 run_guest()
 {
-	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-2} \
+	MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-1} \
 		"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 		--timeout 900 --disk-file "$work/root.raw" \
 		--disk-file "$work/data.raw" --file "$curl" --file "$snapedit" \

@@ -6,7 +6,7 @@
 # compilers the target is linked to fuzz_replay.c and `fuzz.<x>_replay` runs
 # the checked-in seed corpus once, under the tree's sanitizer flags.
 set(MICROVM_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
-# Seconds per target in the short run: 15 targets keep the tier under
+# Seconds per target in the short run: 17 targets keep the tier near
 # about 2 minutes of CI wall time (tests/fuzz/README.md has the costs).
 set(MICROVM_FUZZ_SECONDS 6)
 
@@ -161,3 +161,12 @@ microvm_fuzz_target(fuzz_net virtio/net_hdr.c virtio/virtq.c
 # The snapshot state file (a restore's input): header, CRC, section
 # framing and the readers, with bodies wrapped in a correct header.
 microvm_fuzz_target(fuzz_snap snapshot/snap.c)
+# The per-device loaders of a snapshot's DEVICE sections (virtio core on
+# mmio and pci, the UART, the i8042): any payload, and valid saved
+# states of driven devices with patches.
+microvm_fuzz_target(fuzz_snap_dev virtio/virtio.c virtio/virtio_snap.c
+	virtio/virtq.c virtio/mmio.c virtio/pci.c virtio/pci_msix.c
+	devices/pci.c vmm/bus.c devices/serial.c devices/uart_host.c
+	devices/i8042.c snapshot/snap.c util/guest_mem.c util/evloop.c
+	util/defer_call.c util/outbuf.c util/clock.c
+	${MICROVM_FUZZ_CONFINE})

@@ -494,9 +494,16 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 	}
 	/*
 	 * The guest's clock goes on from the value saved: no jump over the
-	 * time the snapshot lay on disk (kvmclock stays monotonic).
+	 * time the snapshot lay on disk (kvmclock stays monotonic). With
+	 * clock_realtime (Firecracker's), KVM adds the wall time that passed
+	 * since the save instead, where the save had the host's realtime.
 	 */
-	clock.flags = 0;
+	if (vm->clock_realtime && !(clock.flags & KVM_CLOCK_REALTIME)) {
+		snprintf(err, errlen, "clock_realtime: the snapshot has no "
+			 "host wall time (its kernel did not give one)");
+		return -EINVAL;
+	}
+	clock.flags &= vm->clock_realtime ? KVM_CLOCK_REALTIME : 0;
 	if (ioctl(vm->vm_fd, KVM_SET_CLOCK, &clock) < 0) {
 		snprintf(err, errlen, "KVM_SET_CLOCK: %s", strerror(errno));
 		return -errno;

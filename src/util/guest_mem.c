@@ -130,9 +130,19 @@ void guest_mem_mark_dirty(const struct guest_mem *gm, uint64_t gpa,
 			len = r->size - off;
 		first = off / GUEST_MEM_PAGE;
 		last = (off + len - 1) / GUEST_MEM_PAGE;
-		for (p = first; p <= last; p++)
+		/* Whole words at once: a buffer as large as RAM (a guest may
+		 * post one) costs a word per 64 pages, not an op per page. */
+		for (p = first; p <= last;) {
+			if (!(p % 64) && last - p >= 63) {
+				__atomic_store_n(&r->dirty[p / 64], ~0ull,
+						 __ATOMIC_RELAXED);
+				p += 64;
+				continue;
+			}
 			__atomic_fetch_or(&r->dirty[p / 64], 1ull << (p % 64),
 					  __ATOMIC_RELAXED);
+			p++;
+		}
 		return;
 	}
 }

@@ -556,6 +556,18 @@ static void test_dirty_tracking(void)
 	guest_mem_dirty_take(&gm, 0, bits);
 	CHECK(bit_of(bits, buf(5)));
 	CHECK(bit_of(bits, RAM_END - 1));
+	/* A range over whole words and ragged ends: every page, no more. */
+	memset(bits, 0, sizeof(bits));
+	guest_mem_mark_dirty(&gm, RAM_GPA + 3 * GUEST_MEM_PAGE,
+			     150 * GUEST_MEM_PAGE);
+	guest_mem_dirty_take(&gm, 0, bits);
+	{
+		uint64_t pg;
+
+		for (pg = 0; pg < RAM_SIZE / GUEST_MEM_PAGE; pg++)
+			CHECK_EQ(bit_of(bits, RAM_GPA + pg * GUEST_MEM_PAGE),
+				 pg >= 3 && pg < 153);
+	}
 	guest_mem_untrack(&gm);
 	memset(bits, 0, sizeof(bits));
 	CHECK_EQ(guest_mem_write(&gm, buf(6), "x", 1), 0);

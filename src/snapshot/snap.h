@@ -42,6 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define SNAP_MAGIC "MICROVM-SNAPSHOT"
 #define SNAP_MAGIC_LEN 16
@@ -199,6 +200,13 @@ int snap_next_section(const struct snap_file *f, size_t *cursor,
 
 /** snap_crc32() - CRC-32 (IEEE, zlib's) of @n bytes, continuing @crc. */
 uint32_t snap_crc32(uint32_t crc, const void *p, size_t n);
+
+/**
+ * snap_pwrite_all() - all @n bytes of @p to @fd at @off (pwrite(),
+ * again after a short write or EINTR).
+ * Return: 0 or -errno (-EIO for a write of nothing). Context: any thread.
+ */
+int snap_pwrite_all(int fd, const void *p, size_t n, off_t off);
 
 /**
  * snap_rebase() - a Diff snapshot's memory file @diff written over its

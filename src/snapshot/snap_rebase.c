@@ -17,26 +17,39 @@
 
 #define COPY_CHUNK (1u << 20)
 
+int snap_pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t k = pwrite(fd, b, n, off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
 static int copy_range(int from, int to, off_t off, off_t end, uint8_t *buf)
 {
 	while (off < end) {
 		size_t n = end - off > COPY_CHUNK ? COPY_CHUNK :
 						     (size_t)(end - off);
-		ssize_t r = pread(from, buf, n, off), w;
+		ssize_t r = pread(from, buf, n, off);
+		int ret;
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return r < 0 ? -errno : -EIO;
-		for (n = 0; n < (size_t)r; n += (size_t)w) {
-			w = pwrite(to, buf + n, (size_t)r - n, off + (off_t)n);
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w <= 0)
-				return w < 0 ? -errno : -EIO;
-		}
+		ret = snap_pwrite_all(to, buf, (size_t)r, off);
+		if (ret)
+			return ret;
 		off += r;
 	}
 	return 0;

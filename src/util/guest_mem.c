@@ -112,12 +112,12 @@ void guest_mem_untrack(struct guest_mem *gm)
 	}
 }
 
-void guest_mem_mark_dirty(const struct guest_mem *gm, uint64_t gpa,
-			  uint64_t len)
+void guest_mem_mark_dirty_range(const struct guest_mem *gm, uint64_t gpa,
+				uint64_t len)
 {
 	unsigned int i;
 
-	if (!gm->tracking || !len)
+	if (!len)
 		return;
 	for (i = 0; i < gm->nr_regions; i++) {
 		const struct guest_mem_region *r = &gm->regions[i];

@@ -43,13 +43,22 @@ int guest_mem_track_dirty(struct guest_mem *gm);
 /** guest_mem_untrack() - free the bitmaps. Context: teardown. */
 void guest_mem_untrack(struct guest_mem *gm);
 
+/* guest_mem_mark_dirty()'s work once tracking is on. */
+void guest_mem_mark_dirty_range(const struct guest_mem *gm, uint64_t gpa,
+				uint64_t len);
+
 /**
  * guest_mem_mark_dirty() - the VMM writes (or may write) [@gpa, @gpa +
- * @len): its pages go into the bitmap; nothing without tracking or for
- * a range outside RAM.  Context: any thread.
+ * @len): its pages go into the bitmap; nothing without tracking (one
+ * inline test: it sits on every virtqueue pop and push) or for a range
+ * outside RAM.  Context: any thread.
  */
-void guest_mem_mark_dirty(const struct guest_mem *gm, uint64_t gpa,
-			  uint64_t len);
+static inline void guest_mem_mark_dirty(const struct guest_mem *gm,
+					uint64_t gpa, uint64_t len)
+{
+	if (gm->tracking)
+		guest_mem_mark_dirty_range(gm, gpa, len);
+}
 
 /**
  * guest_mem_dirty_take() - region @ri's bitmap ORed into @bits (a bit per

@@ -251,11 +251,10 @@ static enum virtq_error walk_buffer(const struct virtq *vq,
 	seg = &elem->segs[elem->nr_out + elem->nr_in];
 	seg->addr = host;
 	seg->len = d->len;
-	/* The device may write it: a diff snapshot must carry it (KVM's
-	 * dirty log sees only the guest's writes). */
-	if (write)
-		guest_mem_mark_dirty(vq->gm, d->addr, d->len);
 	if (write) {
+		/* The device may write it: a diff snapshot must carry it
+		 * (KVM's dirty log sees only the guest's writes). */
+		guest_mem_mark_dirty(vq->gm, d->addr, d->len);
 		elem->nr_in++;
 		elem->in_len += d->len;
 	} else {

@@ -32,7 +32,7 @@
 #include "vmm/config.h"
 #include "vmm/machine.h"
 
-#define PAGE 4096u
+#define PAGE GUEST_MEM_PAGE
 /* Bytes of guest RAM written per pwrite() at most. */
 #define WRITE_CHUNK (8u << 20)
 
@@ -45,59 +45,50 @@ static bool page_zero(const uint8_t *p)
 	return !memcmp(p, zero, 8) && !memcmp(p, p + 8, PAGE - 8);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
+static bool page_dirty(const uint64_t *bits, uint64_t page)
 {
-	while (n) {
-		ssize_t k = pwrite(fd, p, n, off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
+	return bits[page / 64] & (1ull << (page % 64));
 }
 
 /*
- * Guest RAM to @fd: the file sized to the RAM, then each run of pages
- * that are not all zero written at its offset; the rest stays a hole.
+ * Does the memory file get page @p? A Full: when it is not all zero (the
+ * rest stays a hole). A Diff (@dirty): when it is dirty, zero or not (it
+ * overwrites the base's; the rest stays a hole for the rebase to skip).
  */
-static int memory_write(struct vm *vm, int fd, uint64_t *written)
+static bool page_written(const struct vm *vm, const uint64_t *dirty,
+			 uint64_t p)
 {
-	const uint8_t *ram = vm->ram;
-	uint64_t off = 0, run = 0;
+	return dirty ? page_dirty(dirty, p) :
+		       !page_zero((const uint8_t *)vm->ram + p * PAGE);
+}
+
+/* Guest RAM to @fd, sized to the RAM: each run of pages page_written()
+ * takes, at its offset, WRITE_CHUNK at a time. */
+static int memory_write(struct vm *vm, int fd, const uint64_t *dirty,
+			uint64_t *written)
+{
+	uint64_t pages = vm->ram_size / PAGE, p = 0, start;
 	int ret;
 
 	*written = 0;
 	if (ftruncate(fd, (off_t)vm->ram_size) < 0)
 		return -errno;
-	while (off < vm->ram_size) {
-		bool zero = page_zero(ram + off);
-
-		if (!zero && run < WRITE_CHUNK) {
-			run += PAGE;
-			off += PAGE;
+	while (p < pages) {
+		if (!page_written(vm, dirty, p)) {
+			p++;
 			continue;
 		}
-		if (run) {
-			ret = write_all(fd, ram + off - run, run,
-					(off_t)(off - run));
-			if (ret)
-				return ret;
-			*written += run;
-			run = 0;
-			continue; /* the page at off is looked at again */
-		}
-		off += PAGE;
-	}
-	if (run) {
-		ret = write_all(fd, ram + off - run, run, (off_t)(off - run));
+		start = p;
+		while (p < pages && page_written(vm, dirty, p) &&
+		       (p - start) * PAGE < WRITE_CHUNK)
+			p++;
+		ret = snap_pwrite_all(fd, (const uint8_t *)vm->ram +
+					      start * PAGE,
+				      (p - start) * PAGE,
+				      (off_t)(start * PAGE));
 		if (ret)
 			return ret;
-		*written += run;
+		*written += (p - start) * PAGE;
 	}
 	return 0;
 }
@@ -137,49 +128,12 @@ static uint64_t *dirty_collect(struct vm *vm)
 		}
 		guest_mem_dirty_take(&vm->mem, i, slot);
 		for (p = 0; p < n && first + p < pages; p++)
-			if (slot[p / 64] & (1ull << (p % 64)))
+			if (page_dirty(slot, p))
 				all[(first + p) / 64] |= 1ull << ((first + p) % 64);
 		free(slot);
 		first += n;
 	}
 	return all;
-}
-
-static bool page_dirty(const uint64_t *bits, uint64_t page)
-{
-	return bits[page / 64] & (1ull << (page % 64));
-}
-
-/*
- * A Diff's memory file: sized to the RAM, each run of dirty pages written
- * where it belongs, zero pages too (they overwrite the base's); the rest
- * stays a hole for the rebase to skip.
- */
-static int memory_write_dirty(struct vm *vm, int fd, const uint64_t *bits,
-			      uint64_t *written)
-{
-	uint64_t pages = vm->ram_size / PAGE, p = 0, start;
-	int ret;
-
-	*written = 0;
-	if (ftruncate(fd, (off_t)vm->ram_size) < 0)
-		return -errno;
-	while (p < pages) {
-		if (!page_dirty(bits, p)) {
-			p++;
-			continue;
-		}
-		start = p;
-		while (p < pages && page_dirty(bits, p) &&
-		       (p - start) * PAGE < WRITE_CHUNK)
-			p++;
-		ret = write_all(fd, (const uint8_t *)vm->ram + start * PAGE,
-				(p - start) * PAGE, (off_t)(start * PAGE));
-		if (ret)
-			return ret;
-		*written += (p - start) * PAGE;
-	}
-	return 0;
 }
 
 /* Refuse a path that is the file the RAM is mapped from: truncating it
@@ -212,12 +166,8 @@ static int save_memory(struct machine *m, const char *path,
 			 "another", path);
 		return -EINVAL;
 	}
-	if (ftruncate(fd, 0) < 0)
-		ret = -errno;
-	else if (dirty)
-		ret = memory_write_dirty(&m->vm, fd, dirty, written);
-	else
-		ret = memory_write(&m->vm, fd, written);
+	ret = ftruncate(fd, 0) < 0 ? -errno :
+	      memory_write(&m->vm, fd, dirty, written);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	close(fd);
@@ -239,7 +189,7 @@ static int save_state(const char *path, const uint8_t *buf, size_t len,
 			 strerror(-ret));
 		return ret;
 	}
-	ret = write_all(fd, buf, len, 0);
+	ret = snap_pwrite_all(fd, buf, len, 0);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	close(fd);
@@ -370,15 +320,14 @@ int machine_snapshot_create(struct machine *m,
 	 * the next Full.
 	 */
 	if (m->vm.track_dirty) {
+		m->snap_base = false;
 		dirty = dirty_collect(&m->vm);
 		if (!dirty) {
 			ret = -errno;
 			snprintf(err, errlen, "dirty page log: %s",
 				 strerror(-ret));
-			m->snap_base = false;
 			return ret;
 		}
-		m->snap_base = false;
 	}
 	snap_writer_init(&w);
 	ret = build_state(m, req, &w, err, errlen);

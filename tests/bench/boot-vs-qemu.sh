@@ -97,12 +97,7 @@ if [ -n "$fw_kernel" ]; then
 fi
 
 # What QEMU's microvm machine loads from its data directory.
-qemu_share=$(realpath -q "$("$qemu" -L help 2>/dev/null | head -n 1)")
-[ -d "$qemu_share" ] || qemu_share=/usr/share/qemu
-qfiles=()
-for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin kvmvapic.bin; do
-	[ -f "$qemu_share/$f" ] && qfiles+=("$qemu_share/$f")
-done
+e2e_qemu_files "$qemu"
 
 echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 	"host_cpu=\"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)\"" \

@@ -57,12 +57,7 @@ gcc -static -O2 -Wall -Wextra -Werror -o "$work/snapshot-probe" \
 	"$HERE/snapshot-probe.c" || exit 1
 e2e_boottime_initrd "$art" "$work/initrd.cpio.gz" || exit 1
 cp "$art/vmlinuz" "$work/vmlinuz" || exit 1
-qemu_share=$(realpath -q "$("$qemu" -L help 2>/dev/null | head -n 1)")
-[ -d "$qemu_share" ] || qemu_share=/usr/share/qemu
-qfiles=()
-for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin kvmvapic.bin; do
-	[ -f "$qemu_share/$f" ] && qfiles+=("$qemu_share/$f")
-done
+e2e_qemu_files "$qemu"
 echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 	"load=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" \
 	"qemu=\"$("$qemu" --version | head -n 1)\"" \

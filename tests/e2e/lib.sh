@@ -75,6 +75,23 @@ e2e_boot()
 	done
 }
 
+# e2e_qemu_files QEMU: sets the array qfiles to the files QEMU's microvm
+# machine loads from its data directory (QEMU -L help's first line, else
+# /usr/share/qemu), those that exist: the benchmarks name them to
+# run-guest.sh so that it copies them into L1.
+e2e_qemu_files()
+{
+	local share f
+
+	share=$(realpath -q "$("$1" -L help 2>/dev/null | head -n 1)")
+	[ -d "$share" ] || share=/usr/share/qemu
+	qfiles=()
+	for f in bios-microvm.bin qboot.rom linuxboot_dma.bin pvh.bin kvmvapic.bin; do
+		[ -f "$share/$f" ] && qfiles+=("$share/$f")
+	done
+	return 0
+}
+
 # e2e_boottime_initrd ART OUT: the test initramfs ART/l2-initrd.cpio.gz
 # with guest/boottime-init.sh as /init, in file OUT (the kernel unpacks
 # concatenated archives; later files win).

@@ -64,6 +64,7 @@ echo "SNAP-TIME: create $(($(date +%s) - t0)) s"
 refuse PUT /snapshot/create '{"snapshot_type": "Diff", "snapshot_path": "'"$snap/state2"'", "mem_file_path": "'"$snap/memory2"'"}'
 api_held "after the snapshot"
 tick0=$(last_tick)
+snap_console=$work/console
 rounds0=$(sed -n 's/^E2E-FIO-ROUND \([0-9]*\) .*/\1/p' "$work/console" | tail -n 1)
 ls -ls "$snap" | sed 's/^/SNAP-FILES: /'
 du -k "$snap/memory" | sed 's/^/SNAP-MEM-KIB: /'
@@ -74,6 +75,16 @@ kill "$pid"
 wait "$pid"
 ok "original ended (status $?) at tick $tick0, fio round $rounds0"
 rm -f "$sock"
+
+# tick_evidence: the consoles' lines around a tick that did not go on
+# (the snapshot's guest's last ones, the restored guest's first ones),
+# control characters shown.
+tick_evidence()
+{
+	echo "SNAP-CONSOLE snapshot's guest ($snap_console): $(grep -c '^E2E-TICK' "$snap_console") tick lines, $(grep -c 'E2E-TICK' "$snap_console") with a tick anywhere; last lines:"
+	tail -n 12 "$snap_console" | cat -v | sed 's/^/SNAP-CONSOLE < /'
+	head -n 12 "$work/console" | cat -v | sed 's/^/SNAP-CONSOLE > /'
+}
 
 # restored_checks WHAT: the restored guest goes on from tick0 (its first
 # tick right after it, no boot again), finishes a new fio round, and
@@ -87,6 +98,7 @@ restored_checks()
 			ok "$1: counting on from tick $tick0 ($first)"
 		else
 			bad "$1: first tick $first after the snapshot's $tick0"
+			tick_evidence
 		fi
 	else
 		bad "$1: no tick after restore"
@@ -272,6 +284,7 @@ api_pause "diff D2"
 expect 204 PUT /snapshot/create '{"snapshot_type": "Diff", "snapshot_path": "'"$base/d2/state"'", "mem_file_path": "'"$base/d2/memory"'"}'
 expect 204 PUT /snapshot/create '{"snapshot_type": "Full", "snapshot_path": "'"$base/f2/state"'", "mem_file_path": "'"$base/f2/memory"'"}'
 tick0=$(last_tick)
+snap_console=$work/console
 rounds0=$(sed -n 's/^E2E-FIO-ROUND \([0-9]*\) .*/\1/p' "$work/console" | tail -n 1)
 cp "$root" "$snap.root.img" && cp "$data" "$snap.data.img"
 kill "$pid"

@@ -52,3 +52,14 @@ add_test(NAME firmware.kernel_boot
 set_tests_properties(firmware.kernel_boot PROPERTIES
 	TIMEOUT 900 LABELS "e2e;firmware" SKIP_RETURN_CODE 77
 	FIXTURES_REQUIRED "guest_kernel;e2e" RESOURCE_LOCK e2e_vm)
+
+# Snapshot restores give the guest a new VM generation ID and the event
+# that makes its vmgenid driver reseed the RNG (the project's kernel is
+# the one with that driver).
+add_test(NAME firmware.vmgenid
+	COMMAND ${GUEST_KERNEL_SRC}/vmgenid-test.sh --microvm $<TARGET_FILE:microvm>
+		--kernel-dir ${GUEST_KERNEL_DIR}
+		--artifacts ${CMAKE_BINARY_DIR}/e2e-artifacts)
+set_tests_properties(firmware.vmgenid PROPERTIES
+	TIMEOUT 900 LABELS "e2e;firmware" SKIP_RETURN_CODE 77
+	FIXTURES_REQUIRED "guest_kernel;e2e" RESOURCE_LOCK e2e_vm)

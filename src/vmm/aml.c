@@ -33,6 +33,7 @@
 #define AML_PARENT_PREFIX_CHAR 0x5e
 #define AML_ARG0_OP 0x68
 #define AML_RETURN_OP 0xa4
+#define AML_NOTIFY_OP 0x86
 #define AML_RES_END_TAG 0x79 /* ACPI 6.3 §6.4.2.9 */
 
 void aml_init(struct aml *a)
@@ -511,6 +512,13 @@ void aml_end(struct aml *a)
 void aml_return(struct aml *a)
 {
 	aml_put_byte(a, AML_RETURN_OP);
+}
+
+void aml_notify(struct aml *a, const char *path, uint64_t value)
+{
+	aml_put_byte(a, AML_NOTIFY_OP);
+	aml_namestring(a, path);
+	aml_integer(a, value);
 }
 
 void aml_arg(struct aml *a, unsigned int n)

@@ -255,6 +255,14 @@ void aml_end(struct aml *a);
 void aml_return(struct aml *a);
 
 /**
+ * aml_notify() - emit Notify(@path, @value), ACPI 6.3 §19.6.92.
+ * @a: builder
+ * @path: NameString of the device to notify, e.g. "\\_SB.VGEN"
+ * @value: the notification value (0x80 and up: device specific)
+ */
+void aml_notify(struct aml *a, const char *path, uint64_t value);
+
+/**
  * aml_arg() - emit ArgN (0-6) as an operand.
  * @a: builder
  * @n: argument number

@@ -68,6 +68,11 @@ static struct acpi_config make_config(unsigned int ncpus, bool pci,
 						&mmio_devs[i].gsi), 0);
 	}
 	cfg.pvpanic_port = PORT_PVPANIC; /* as the machine has it */
+	/* The VM generation ID's event on the first free slot's pin. */
+	if (nr_mmio < X86_MMIO_SLOTS) {
+		cfg.vmgenid_gpa = LAYOUT_VMGENID_ADDR;
+		cfg.ged_gsi = mmio_devs[nr_mmio].gsi;
+	}
 	cfg.pci.present = pci;
 	cfg.pci.ecam_base = PCI_ECAM_BASE;
 	cfg.pci.mmio32_base = PCI_MMIO32_BASE;
@@ -451,6 +456,23 @@ static void test_einval(void)
 	}
 	cfg = make_config(2, false, 0, false, false);
 	CHECK_EQ(acpi_build(&cfg, buf, LAYOUT_ACPI_SIZE, GPA + 8), -EINVAL);
+	/* The VM generation ID: misaligned, above 4 GiB, or its event on a
+	 * pin a device (or COM1) has. */
+	cfg = make_config(2, true, 3, false, false);
+	CHECK(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t) > 0);
+	cfg.vmgenid_gpa = LAYOUT_VMGENID_ADDR + 4;
+	CHECK_EQ(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t), -EINVAL);
+	cfg.vmgenid_gpa = 0x100000000ULL;
+	CHECK_EQ(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t), -EINVAL);
+	cfg.vmgenid_gpa = LAYOUT_VMGENID_ADDR;
+	cfg.ged_gsi = mmio_devs[2].gsi;
+	CHECK_EQ(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t), -EINVAL);
+	cfg.ged_gsi = IRQ_COM1;
+	CHECK_EQ(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t), -EINVAL);
+	/* Every slot taken: no pin left, no generation ID device. */
+	cfg = make_config(2, true, X86_MMIO_SLOTS, false, false);
+	CHECK_EQ(cfg.vmgenid_gpa, 0);
+	CHECK(build_and_check(&cfg, LAYOUT_ACPI_SIZE, &t) > 0);
 	CHECK_EQ(acpi_build(NULL, buf, LAYOUT_ACPI_SIZE, GPA), -EINVAL);
 }
 
@@ -576,7 +598,7 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 			     const uint8_t *dsdt)
 {
 	size_t len = le(dsdt + 4, 4), aml_len = 0;
-	bool pvpanic = cfg->pvpanic_port != 0;
+	bool pvpanic = cfg->pvpanic_port != 0, vg = cfg->vmgenid_gpa != 0;
 	char *text, *aml, want[64];
 
 	text = slurp(dir, "DSDT.dsl", NULL);
@@ -591,9 +613,19 @@ static void check_dsdt_tools(const char *dir, const struct acpi_config *cfg,
 		 * virtio-mmio devices, PCI0 and its ECAM reservation. */
 		CHECK_EQ(count_str(text, "ResourceTemplate ()"),
 			 2 + cfg->rtc + pvpanic + cfg->nr_mmio +
-			 (cfg->pci.present ? 2 : 0));
+			 (cfg->pci.present ? 2 : 0) + vg);
 		CHECK_EQ(count_str(text, "Interrupt (ResourceConsumer, Edge, "
-				   "ActiveHigh, Exclusive"), cfg->nr_mmio);
+				   "ActiveHigh, Exclusive"), cfg->nr_mmio + vg);
+		/* The VM generation ID, its address and its event. */
+		CHECK_EQ(count_str(text, "Name (_CID, \"VM_GEN_COUNTER\")"),
+			 vg);
+		CHECK_EQ(count_str(text, "Name (_HID, \"ACPI0013\""), vg);
+		CHECK_EQ(count_str(text, "Notify (VGEN, 0x80)"), vg);
+		CHECK_EQ(count_str(text, "Method (_EVT, 1, NotSerialized)"),
+			 vg);
+		snprintf(want, sizeof(want), "0x%08llX,",
+			 (unsigned long long)cfg->vmgenid_gpa);
+		CHECK(!vg || strstr(text, want));
 		CHECK_EQ(count_str(text, "IO (Decode16,"),
 			 3 + cfg->rtc + pvpanic + cfg->pci.present);
 		/* QEMU's ISA pvpanic: the Linux driver's _HID, one port. */
@@ -629,8 +661,10 @@ static void check_acpiexec(const char *dir, const struct acpi_config *cfg)
 	unsigned int i;
 
 	snprintf(cmd, sizeof(cmd),
-		 "acpiexec -b 'resources; evaluate \\_S5_; sleep 5' FACP.dat "
+		 "acpiexec -b 'resources; evaluate \\_S5_; sleep 5%s' FACP.dat "
 		 "DSDT.dat APIC.dat %s > exec.log 2>&1",
+		 cfg->vmgenid_gpa ? "; evaluate \\_SB.VGEN.ADDR; "
+		 "evaluate \\_SB.GED0._EVT 3" : "",
 		 cfg->pci.present ? "MCFG.dat" : "");
 	CHECK_EQ(run_in(dir, cmd), 0);
 	check_clean(dir, "exec.log");
@@ -640,7 +674,13 @@ static void check_acpiexec(const char *dir, const struct acpi_config *cfg)
 		return;
 	CHECK_EQ(count_str(text, "] EndTag Resource"),
 		 2 + cfg->rtc + !!cfg->pvpanic_port + cfg->nr_mmio +
-		 (cfg->pci.present ? 2 : 0));
+		 (cfg->pci.present ? 2 : 0) + !!cfg->vmgenid_gpa);
+	/* The event method notifies the ID's device. */
+	snprintf(want, sizeof(want), "[Integer] = %016llX",
+		 (unsigned long long)cfg->vmgenid_gpa);
+	CHECK(!cfg->vmgenid_gpa ||
+	      (strstr(text, "Device: \\_SB.GED0\n") && strstr(text, want) &&
+	       strstr(text, "Received a Device Notify on [VGEN]")));
 	CHECK(!cfg->pvpanic_port || strstr(text, "Device: \\_SB.PEVT\n"));
 	CHECK(strstr(text, "Device: \\_SB.COM1\n") != NULL);
 	/* The keyboard controller, as Linux's i8042 driver looks for it. */

@@ -318,6 +318,41 @@ static void acpi_dsdt_pvpanic(struct aml *a, uint16_t port)
 	aml_end(a);
 }
 
+/*
+ * The VM generation ID and the event device that announces a new one.
+ * Linux's vmgenid driver (and Windows) match the _CID VM_GEN_COUNTER,
+ * which is not a valid _HID; the _HID is the project's own. The driver
+ * reads the ID's address from ADDR, a package of its low and high 32
+ * bits; a Notify on the device makes it read the ID again and, when it
+ * changed, reseed the kernel's random number generator. The generic
+ * event device (ACPI 6.3 §5.6.9) runs _EVT on its interrupt; it has no
+ * other event, so _EVT does not look at Arg0.
+ */
+static void acpi_dsdt_vmgenid(struct aml *a, uint64_t gpa, uint32_t gsi)
+{
+	aml_device_begin(a, "VGEN");
+	aml_name_string(a, "_HID", "MVMG0001");
+	aml_name_string(a, "_CID", "VM_GEN_COUNTER");
+	aml_name_string(a, "_DDN", "VM_Gen_Counter");
+	aml_name(a, "ADDR");
+	aml_package_begin(a, 2);
+	aml_integer(a, gpa & UINT32_MAX);
+	aml_integer(a, gpa >> 32);
+	aml_end(a);
+	aml_end(a);
+	aml_device_begin(a, "GED0");
+	aml_name_string(a, "_HID", "ACPI0013");
+	aml_name(a, "_CRS");
+	aml_resource_template_begin(a);
+	aml_interrupt(a, AML_INT_CONSUMER | AML_INT_EDGE, gsi);
+	aml_end(a);
+	aml_method_begin(a, "_EVT", 1, false);
+	/* The namespace search upward finds VGEN in \\_SB. */
+	aml_notify(a, "VGEN", 0x80);
+	aml_end(a);
+	aml_end(a);
+}
+
 /* One virtio-mmio transport, matched by Linux's virtio_mmio driver. */
 static void acpi_dsdt_virtio(struct aml *a, unsigned int n,
 			     const struct acpi_mmio_dev *dev)
@@ -421,6 +456,8 @@ static int acpi_dsdt(const struct acpi_config *cfg, struct aml *a)
 		acpi_dsdt_virtio(a, i, &cfg->mmio[i]);
 	if (cfg->pci.present)
 		acpi_dsdt_pci(a, &cfg->pci);
+	if (cfg->vmgenid_gpa)
+		acpi_dsdt_vmgenid(a, cfg->vmgenid_gpa, cfg->ged_gsi);
 	aml_end(a);
 	/* \_S5: SLP_TYP for the sleep control register on poweroff. */
 	aml_name(a, "_S5");
@@ -478,11 +515,11 @@ static int acpi_check_pci(const struct acpi_pci_host *pci,
 /*
  * An edge-triggered, exclusive interrupt needs a pin of its own: not one
  * COM1, the i8042 keyboard, the RTC or the timer (ISA IRQ 0 on pin 2)
- * has, nor another device's.
+ * has, nor one of the first @i virtio-mmio devices'.
  */
-static bool acpi_gsi_free(const struct acpi_config *cfg, unsigned int i)
+static bool acpi_gsi_free(const struct acpi_config *cfg, uint32_t gsi,
+			  unsigned int i)
 {
-	uint32_t gsi = cfg->mmio[i].gsi;
 	unsigned int j;
 
 	if (gsi >= IOAPIC_NR_PINS || gsi == IRQ_COM1 || gsi == 0 || gsi == 2 ||
@@ -510,10 +547,14 @@ static int acpi_check(const struct acpi_config *cfg, uint64_t buf_gpa)
 		dev = &cfg->mmio[i];
 		if (dev->base > UINT32_MAX ||
 		    dev->size > (uint64_t)UINT32_MAX + 1 - dev->base ||
-		    dev->size > UINT32_MAX || !acpi_gsi_free(cfg, i) ||
+		    dev->size > UINT32_MAX || !acpi_gsi_free(cfg, dev->gsi, i) ||
 		    !acpi_range_add(r, &n, dev->base, dev->size))
 			return -EINVAL;
 	}
+	if (cfg->vmgenid_gpa &&
+	    (cfg->vmgenid_gpa & 7 || cfg->vmgenid_gpa > UINT32_MAX - 15 ||
+	     !acpi_gsi_free(cfg, cfg->ged_gsi, cfg->nr_mmio)))
+		return -EINVAL;
 	if (cfg->pci.present)
 		return acpi_check_pci(&cfg->pci, r, &n);
 	return 0;

@@ -3,8 +3,8 @@
  * ACPI tables for the x86_64 guest: a hardware-reduced platform (ACPI 6.3)
  * described by RSDP, XSDT, FADT, MADT, DSDT and, with a PCI host bridge,
  * MCFG. The guest finds its CPUs through the MADT and its virtio-mmio
- * devices, COM1, the pvpanic port and the PCI root bridge through the
- * DSDT.
+ * devices, COM1, the pvpanic port, the PCI root bridge and the VM
+ * generation ID through the DSDT.
  */
 #ifndef MICROVM_X86_ACPI_H
 #define MICROVM_X86_ACPI_H
@@ -49,6 +49,16 @@ struct acpi_config {
 	 * pvpanic); 0: no such device.
 	 */
 	uint16_t pvpanic_port;
+	/*
+	 * The VM generation ID (_HID VMGENCTR, _CID VM_GEN_COUNTER: Linux's
+	 * vmgenid driver): 16 bytes at @vmgenid_gpa (8-byte aligned, below
+	 * 4 GiB), whose ADDR package gives their address. A new ID is
+	 * announced by the generic event device (ACPI0013) on @ged_gsi, edge
+	 * and active high, whose _EVT notifies the ID's device. 0: neither
+	 * device.
+	 */
+	uint64_t vmgenid_gpa;
+	uint32_t ged_gsi;
 };
 
 /**

@@ -15,7 +15,9 @@
 #define LAYOUT_CMDLINE_MAX 0x10000ULL      /* incl. terminating NUL */
 #define LAYOUT_EBDA_START 0x9fc00ULL       /* e820: RAM below, reserved */
 #define LAYOUT_ACPI_ADDR 0xe0000ULL        /* RSDP first, then tables */
-#define LAYOUT_ACPI_SIZE 0x10000ULL        /* up to 0xf0000 */
+#define LAYOUT_ACPI_SIZE 0xf000ULL         /* up to the VM generation ID */
+#define LAYOUT_VMGENID_ADDR 0xef000ULL     /* 16-byte VM generation ID */
+#define LAYOUT_VMGENID_SIZE 16
 #define LAYOUT_MPTABLE_ADDR 0xf0000ULL     /* MP floating pointer, table */
 #define LAYOUT_MPTABLE_SIZE 0xfff0ULL      /* up to the reset stub */
 #define LAYOUT_RESET_VECTOR 0xffff0ULL     /* f000:fff0, reset stub */

@@ -3,7 +3,7 @@
  * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
  * i8042 reset line, the guest exit port and MMIO register, the boot-time
  * mark port and MMIO register, the pvpanic port, the ACPI power
- * ports; then ACPI tables at LAYOUT_ACPI_ADDR, the MP table at
+ * ports, the VM generation ID; then ACPI tables at LAYOUT_ACPI_ADDR, the MP table at
  * LAYOUT_MPTABLE_ADDR (for acpi=off), the final command line, the kernel
  * and the boot vCPU's entry state.
  */
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "acpi.h"
@@ -114,6 +115,92 @@ static const struct machine_dev_ops kbd_ops = {
 };
 
 /*
+ * The VM generation ID: 16 random bytes at LAYOUT_VMGENID_ADDR, new at
+ * boot and at every restore, so that clones of one snapshot differ and
+ * each restored guest reseeds its random number generator, which the
+ * generic event device's interrupt tells it to do. That interrupt takes
+ * the pin of the first virtio-mmio slot no device has, so the machine
+ * built from a snapshot's configuration finds the same one; with every
+ * slot taken there is neither device. false: none.
+ */
+static bool vmgenid_gsi(const struct machine *m, uint32_t *gsi)
+{
+	uint64_t base;
+
+	return !arch_mmio_slot(m->nr_mmio_devs, &base, gsi);
+}
+
+static int vmgenid_write(struct machine *m)
+{
+	uint8_t id[LAYOUT_VMGENID_SIZE];
+
+	/* At most 256 bytes: whole, never interrupted (getrandom(2)). */
+	if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		return -errno;
+	return guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id,
+			       sizeof(id));
+}
+
+/* In a snapshot: whether the device is there, and its interrupt. */
+static int vmgenid_save(void *opaque, struct snap_writer *w, char *err,
+			size_t errlen)
+{
+	uint32_t gsi = 0;
+	bool on = vmgenid_gsi(opaque, &gsi);
+
+	(void)err;
+	(void)errlen;
+	snap_put_u8(w, on);
+	snap_put_u32(w, gsi);
+	return 0;
+}
+
+/*
+ * A restored guest gets a new ID and the event that makes it read it;
+ * the interrupt stays pending in the restored irqchip until the guest
+ * runs.
+ */
+static int vmgenid_load(void *opaque, struct snap_reader *r, char *err,
+			size_t errlen)
+{
+	struct machine *m = opaque;
+	uint32_t gsi = 0, saved_gsi;
+	bool on = vmgenid_gsi(m, &gsi), saved_on;
+	int ret;
+
+	saved_on = snap_get_u8(r) != 0;
+	saved_gsi = snap_get_u32(r);
+	if (r->bad || !snap_reader_done(r)) {
+		snprintf(err, errlen, "VM generation ID: malformed state");
+		return -EINVAL;
+	}
+	if (saved_on != on || (on && saved_gsi != gsi)) {
+		snprintf(err, errlen, "VM generation ID: the snapshot's "
+			 "event interrupt (%s %u) is not this machine's "
+			 "(%s %u)", saved_on ? "GSI" : "none", saved_gsi,
+			 on ? "GSI" : "none", gsi);
+		return -EINVAL;
+	}
+	if (!on)
+		return 0;
+	ret = vmgenid_write(m);
+	if (ret) {
+		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
+		return ret;
+	}
+	vm_irq_line(&m->vm, gsi, 1);
+	vm_irq_line(&m->vm, gsi, 0);
+	log_debug("vmgenid: a new VM generation ID, announced on GSI %u",
+		  gsi);
+	return 0;
+}
+
+static const struct machine_dev_ops vmgenid_ops = {
+	.save = vmgenid_save,
+	.load = vmgenid_load,
+};
+
+/*
  * The PCI host bridge is always there: Linux wants a config space access
  * method even on a machine whose devices are all virtio-mmio.
  */
@@ -211,6 +298,10 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	ret = machine_pci_init(m, a);
 	if (ret)
 		goto fail;
+	what = "VM generation ID";
+	ret = machine_add_dev(m, "vmgenid", &vmgenid_ops, m);
+	if (ret)
+		goto fail;
 	return 0;
 fail:
 	snprintf(err, errlen, "%s: %s", what, strerror(-ret));
@@ -243,6 +334,15 @@ static int machine_acpi(struct machine *m, char *err, size_t errlen)
 		mmio[i].gsi = m->mmio_devs[i].gsi;
 	}
 	ac.nr_mmio = m->nr_mmio_devs;
+	if (vmgenid_gsi(m, &ac.ged_gsi)) {
+		ret = vmgenid_write(m);
+		if (ret) {
+			snprintf(err, errlen, "VM generation ID: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		ac.vmgenid_gpa = LAYOUT_VMGENID_ADDR;
+	}
 	buf = guest_mem_ptr(&m->vm.mem, LAYOUT_ACPI_ADDR, LAYOUT_ACPI_SIZE);
 	if (!buf) {
 		snprintf(err, errlen, "no guest RAM for ACPI tables");

@@ -45,10 +45,7 @@ done
 [ ${#runs[@]} -gt 0 ] ||
 	runs=(bzImage:pci vmlinux:mmio bzImage:mmio:exit:7 vmlinux:pci
 	      bzImage:pci:diskroot vmlinux:mmio:diskroot)
-busybox=$(command -v busybox) ||
-	{ echo "boot-test: no busybox (package busybox-static)" >&2; exit 77; }
-case $(ldd "$busybox" 2>&1) in *'not a dynamic executable'*) ;; *) false ;; esac ||
-	{ echo "boot-test: $busybox is not static (busybox-static)" >&2; exit 77; }
+e2e_static_busybox boot-test
 command -v mkfs.ext4 >/dev/null ||
 	{ echo "boot-test: no mkfs.ext4 (e2fsprogs)" >&2; exit 77; }
 
@@ -57,13 +54,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The initramfs: busybox and an /init; no modules (the kernel has none).
 root=$tmp/initrd
-mkdir -p "$root"/{bin,dev,proc,sys,mnt}
-cp "$busybox" "$root/bin/busybox"
-# The applet links are made here: a read-only disk root cannot take them
-# at run time.
-for applet in $("$busybox" --list); do
-	[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
-done
+e2e_busybox_tree "$root" || { echo "boot-test: cannot make $root" >&2; exit 1; }
 cat >"$root/init" <<'INIT'
 #!/bin/busybox sh
 export PATH=/bin

@@ -32,19 +32,13 @@ done
 microvm=$(realpath "$microvm") kernel=$(realpath "$kdir/bzImage")
 curl=$(command -v curl) ||
 	{ echo "vmgenid-test: SKIP: no curl (apt-get install curl)"; exit 77; }
-busybox=$(command -v busybox) ||
-	{ echo "vmgenid-test: SKIP: no busybox (busybox-static)"; exit 77; }
-case $(ldd "$busybox" 2>&1) in *'not a dynamic executable'*) ;; *) false ;; esac ||
-	{ echo "vmgenid-test: SKIP: $busybox is not static (busybox-static)"; exit 77; }
+e2e_static_busybox vmgenid-test
 work=$(mktemp -d "${TMPDIR:-/tmp}/vmgenid-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
 root=$work/initrd
-mkdir -p "$root"/{bin,dev,proc,sys}
-cp "$busybox" "$root/bin/busybox"
-for applet in $("$busybox" --list); do
-	[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
-done
+e2e_busybox_tree "$root" ||
+	{ echo "vmgenid-test: cannot make $root" >&2; exit 1; }
 # The ID's 16 bytes at LAYOUT_VMGENID_ADDR (src/vmm/x86_64/layout.h),
 # read through /dev/mem (reserved memory, which STRICT_DEVMEM allows).
 cat >"$root/init" <<'INIT'

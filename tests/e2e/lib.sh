@@ -75,6 +75,29 @@ e2e_boot()
 	done
 }
 
+# e2e_static_busybox WHO: sets busybox to this host's busybox, which must
+# be static (busybox-static) to run in a guest; exits 77 otherwise.
+e2e_static_busybox()
+{
+	busybox=$(command -v busybox) ||
+		{ echo "$1: SKIP: no busybox (package busybox-static)" >&2; exit 77; }
+	case $(ldd "$busybox" 2>&1) in *'not a dynamic executable'*) ;; *) false ;; esac ||
+		{ echo "$1: SKIP: $busybox is not static (busybox-static)" >&2; exit 77; }
+}
+
+# e2e_busybox_tree DIR: a guest root in DIR (bin, dev, proc, sys, mnt)
+# with $busybox (e2e_static_busybox) and a link in bin for each applet,
+# made here: a read-only disk root cannot take them at run time.
+e2e_busybox_tree()
+{
+	local applet
+	mkdir -p "$1"/{bin,dev,proc,sys,mnt} && cp "$busybox" "$1/bin/busybox" ||
+		return 1
+	for applet in $("$busybox" --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$1/bin/$applet"
+	done
+}
+
 # e2e_qemu_files QEMU: sets the array qfiles to the files QEMU's microvm
 # machine loads from its data directory (QEMU -L help's first line, else
 # /usr/share/qemu), those that exist: the benchmarks name them to

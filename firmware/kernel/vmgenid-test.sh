@@ -52,6 +52,11 @@ if ls /sys/bus/acpi/drivers/vmgenid 2>/dev/null | grep -q ':'; then
 else
 	echo "VG-DRIVER: none; ACPI drivers: $(ls /sys/bus/acpi/drivers | tr '\n' ' ')"
 fi
+# A fork reseeds only a ready RNG: /dev/random blocks until it is (the
+# command line trusts the CPU's RDRAND; without it the kernel gathers
+# timer jitter).
+head -c 1 /dev/random >/dev/null
+echo "VG-RNG: ready; rdrand $(grep -cw rdrand /proc/cpuinfo)"
 last=
 i=0
 while :; do

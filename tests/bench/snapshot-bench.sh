@@ -19,6 +19,9 @@
 #
 # Usage: snapshot-bench.sh [--microvm BIN] [--artifacts DIR] [--runs N]
 #        [--clones N] [--memory MIB] [--qemu BIN] [--records FILE]
+#        [--kernel FILE]
+#   --kernel: the guest kernel instead of Debian's (the project's,
+#   build/firmware/kernel/bzImage: the issue's cold boot to compare with)
 # Stdout: the records, then the tables (Markdown).
 # Exit: 0; 1 when a measurement failed; 77 without QEMU.
 set -uo pipefail
@@ -34,6 +37,7 @@ clones=10
 mib=128
 qemu=$(command -v qemu-system-x86_64 || true)
 records=
+kernel=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm) microvm=$2; shift 2 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--memory) mib=$2; shift 2 ;;
 	--qemu) qemu=$2; shift 2 ;;
 	--records) records=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
 	*) echo "snapshot-bench: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
@@ -56,12 +61,13 @@ trap 'rm -rf "$work"' EXIT
 gcc -static -O2 -Wall -Wextra -Werror -o "$work/snapshot-probe" \
 	"$HERE/snapshot-probe.c" || exit 1
 e2e_boottime_initrd "$art" "$work/initrd.cpio.gz" || exit 1
-cp "$art/vmlinuz" "$work/vmlinuz" || exit 1
+cp "${kernel:-$art/vmlinuz}" "$work/vmlinuz" || exit 1
 e2e_qemu_files "$qemu"
 echo "note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 	"load=\"$(cut -d' ' -f1-3 /proc/loadavg)\"" \
 	"qemu=\"$("$qemu" --version | head -n 1)\"" \
-	"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)"
+	"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)" \
+	"kernel=${kernel:-debian-cloud}"
 MICROVM_E2E_VERBOSE=1 MICROVM_E2E_L1_CPUS=${MICROVM_E2E_L1_CPUS:-2} \
 	"$E2E_DIR/run-guest.sh" --artifacts "$art" \
 	--timeout $((600 + runs * 300)) -- \

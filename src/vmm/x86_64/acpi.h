@@ -50,8 +50,8 @@ struct acpi_config {
 	 */
 	uint16_t pvpanic_port;
 	/*
-	 * The VM generation ID (_HID VMGENCTR, _CID VM_GEN_COUNTER: Linux's
-	 * vmgenid driver): 16 bytes at @vmgenid_gpa (8-byte aligned, below
+	 * The VM generation ID (_CID VM_GEN_COUNTER, which Linux's vmgenid
+	 * driver matches; _HID MVMG0001): 16 bytes at @vmgenid_gpa (8-byte aligned, below
 	 * 4 GiB), whose ADDR package gives their address. A new ID is
 	 * announced by the generic event device (ACPI0013) on @ged_gsi, edge
 	 * and active high, whose _EVT notifies the ID's device. 0: neither

@@ -2,10 +2,10 @@
 /*
  * The x86_64 machine's platform devices and boot: COM1 on IRQ 4, the
  * i8042 reset line, the guest exit port and MMIO register, the boot-time
- * mark port and MMIO register, the pvpanic port, the ACPI power
- * ports, the VM generation ID; then ACPI tables at LAYOUT_ACPI_ADDR, the MP table at
- * LAYOUT_MPTABLE_ADDR (for acpi=off), the final command line, the kernel
- * and the boot vCPU's entry state.
+ * mark port and MMIO register, the pvpanic port, the ACPI power ports,
+ * the VM generation ID; then ACPI tables at LAYOUT_ACPI_ADDR, the MP
+ * table at LAYOUT_MPTABLE_ADDR (for acpi=off), the final command line,
+ * the kernel and the boot vCPU's entry state.
  */
 #include <errno.h>
 #include <stdio.h>

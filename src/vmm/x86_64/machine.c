@@ -130,15 +130,21 @@ static bool vmgenid_gsi(const struct machine *m, uint32_t *gsi)
 	return !arch_mmio_slot(m->nr_mmio_devs, &base, gsi);
 }
 
-static int vmgenid_write(struct machine *m)
+/* A new random ID into guest RAM; the message in @err on failure. */
+static int vmgenid_write(struct machine *m, char *err, size_t errlen)
 {
 	uint8_t id[LAYOUT_VMGENID_SIZE];
+	int ret;
 
 	/* At most 256 bytes: whole, never interrupted (getrandom(2)). */
 	if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
-		return -errno;
-	return guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id,
-			       sizeof(id));
+		ret = -errno;
+	else
+		ret = guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id,
+				      sizeof(id));
+	if (ret)
+		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
+	return ret;
 }
 
 /* In a snapshot: whether the device is there, and its interrupt. */
@@ -183,11 +189,9 @@ static int vmgenid_load(void *opaque, struct snap_reader *r, char *err,
 	}
 	if (!on)
 		return 0;
-	ret = vmgenid_write(m);
-	if (ret) {
-		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
+	ret = vmgenid_write(m, err, errlen);
+	if (ret)
 		return ret;
-	}
 	vm_irq_line(&m->vm, gsi, 1);
 	vm_irq_line(&m->vm, gsi, 0);
 	log_debug("vmgenid: a new VM generation ID, announced on GSI %u",
@@ -335,12 +339,9 @@ static int machine_acpi(struct machine *m, char *err, size_t errlen)
 	}
 	ac.nr_mmio = m->nr_mmio_devs;
 	if (vmgenid_gsi(m, &ac.ged_gsi)) {
-		ret = vmgenid_write(m);
-		if (ret) {
-			snprintf(err, errlen, "VM generation ID: %s",
-				 strerror(-ret));
+		ret = vmgenid_write(m, err, errlen);
+		if (ret)
 			return ret;
-		}
 		ac.vmgenid_gpa = LAYOUT_VMGENID_ADDR;
 	}
 	buf = guest_mem_ptr(&m->vm.mem, LAYOUT_ACPI_ADDR, LAYOUT_ACPI_SIZE);

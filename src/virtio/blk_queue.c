@@ -56,9 +56,9 @@ static void bq_pushed(struct blk_queue *bq)
 /* Return a chain with no status byte to report through. */
 static void bq_push_nostatus(struct blk_queue *bq, uint16_t head)
 {
-	virtq_push(&bq->q->vq, head, 0);
 	atomic_fetch_add(&bq->q->stats.requests, 1);
 	atomic_fetch_add(&bq->q->stats.errors, 1);
+	virtq_push(&bq->q->vq, head, 0);
 	bq_pushed(bq);
 }
 
@@ -68,10 +68,14 @@ static void bq_finish(struct blk_queue *bq, struct blk_slot *slot,
 {
 	/* The status byte is guest memory: a plain byte store. */
 	*slot->req.status = status;
-	virtq_push(&bq->q->vq, slot->head, written);
+	/*
+	 * Counted before the push: whoever sees the completion in the used
+	 * ring (a driver, a test, a metrics reader after it) sees it counted.
+	 */
 	atomic_fetch_add(&bq->q->stats.requests, 1);
 	if (status != VIRTIO_BLK_S_OK)
 		atomic_fetch_add(&bq->q->stats.errors, 1);
+	virtq_push(&bq->q->vq, slot->head, written);
 	bq_pushed(bq);
 	bq_slot_put(bq, slot);
 }

@@ -17,7 +17,8 @@
 #                              virtio-input keyboard (SendCtrlAltDel):
 #                              as an init does, it takes it as SIGINT
 #                              (ctrl-alt-del sysctl 0, set before the
-#                              keyboard's driver loads), prints it and
+#                              keyboard's driver loads), and once its
+#                              checks have reported prints it and
 #                              powers off
 #   l2.hang=1                  waits forever (for microvm's --timeout)
 /bin/busybox --install -s /bin
@@ -37,15 +38,13 @@ input_names()
 	echo "ARM64-L2: input $(sed -n 's/^N: Name=//p' \
 		/proc/bus/input/devices 2>/dev/null | tr '\n' ' ')"
 }
-cad_seen()
-{
-	input_names
-	echo "ARM64-L2: ctrl-alt-del seen"
-	poweroff -f
-}
+# The trap only notes the SIGINT: it may come while the checks below
+# still run (the API's first 204 can come as soon as the keyboard's
+# driver is up), and they must all report before the poweroff.
+cad=0
 if [ "$end" = cad ]; then
 	echo 0 >/proc/sys/kernel/ctrl-alt-del
-	trap cad_seen INT
+	trap 'cad=1' INT
 fi
 # The cloud kernel's virtio drivers are modules (prepare.sh), in order.
 for m in virtio_ring virtio virtio_mmio virtio_pci_modern_dev \
@@ -106,8 +105,11 @@ if grep -q 'l2.hang=1' /proc/cmdline; then
 fi
 echo "ARM64-L2: end $end"
 if [ "$end" = cad ]; then
-	# cad_seen() ends it (SIGINT from the kernel's ctrl_alt_del()).
-	while :; do sleep 1; done
+	# SIGINT from the kernel's ctrl_alt_del() ends it.
+	while [ $cad = 0 ]; do sleep 1; done
+	input_names
+	echo "ARM64-L2: ctrl-alt-del seen"
+	poweroff -f
 fi
 case "$end" in
 reset) reboot -f ;;

@@ -11,14 +11,18 @@
 # runs the arm64 nested tier (tests/e2e-arm64).
 # json-c parses the API's and the config file's JSON; curl drives the API
 # in its tests as Firecracker's guides do (--unix-socket).
+# groff-base renders and checks the man page (test docs.cli).
+# debhelper, dh-dkms, dkms and lintian build and check the Debian
+# packages (debian/, tests/package; file for its checks).
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-dev
-	libjson-c-dev curl
+	libjson-c-dev curl groff-base
 	zlib1g-dev device-tree-compiler qemu-system-x86 qemu-system-arm busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4 dmsetup
-	linux-source-6.1 flex bison bc libelf-dev xz-utils perl)
+	linux-source-6.1 flex bison bc libelf-dev xz-utils perl
+	debhelper dh-dkms dkms lintian file)
 
 [ "${MICROVM_SKIP_DEPS:-0}" = 1 ] && exit 0
 # The vhost-blk module (kernel/vhost-blk) is built for the nested

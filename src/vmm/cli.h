@@ -45,7 +45,7 @@ enum cli_result {
  * ones (fc_finalize_config() moves a root drive first). Without --kernel,
  * cfg->kernel may be NULL when --api-sock is set (the API supplies it),
  * and cfg->cmdline NULL (Firecracker's default at fc_finalize_config()).
- * --version prints "microvm v" MICROVM_VERSION.
+ * --version prints "microvm v" MICROVM_VERSION " (git REVISION)".
  *
  * Return: a cli_result.  Context: main thread, startup.
  */

@@ -15,10 +15,11 @@
 #include "util/confine.h"
 #include "util/ratelimit.h"
 
-/* The version --version and GET /version report. Kata's Firecracker
- * driver (fc.go) parses the second word of the first line as a semantic
- * version and refuses anything below 0.21.1. */
-#define MICROVM_VERSION "0.21.1"
+/* MICROVM_VERSION: the version --version and GET /version report, from
+ * CMakeLists.txt's project(VERSION). Kata's Firecracker driver (fc.go)
+ * parses the second word of the first line as a semantic version and
+ * refuses anything below 0.21.1. */
+#include "microvm_version.h"
 
 #define CONFIG_MAX_CPUS 254
 #define CONFIG_MAX_DISKS 16

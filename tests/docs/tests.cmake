@@ -12,3 +12,11 @@ endif()
 add_test(NAME docs.facts
 	COMMAND env ${MICROVM_FACTS_ENV} ${CMAKE_SOURCE_DIR}/tests/docs/facts.sh --check)
 set_tests_properties(docs.facts PROPERTIES LABELS "unit;docs" TIMEOUT 60)
+
+# docs.cli: --help, the man page, the bash completion and README.md's
+# usage tables all come from docs/cli.txt and agree with cli.c
+# (tests/docs/cli-doc-test.sh).
+add_test(NAME docs.cli
+	COMMAND ${CMAKE_SOURCE_DIR}/tests/docs/cli-doc-test.sh
+		$<TARGET_FILE:microvm> ${MICROVM_GEN_DIR})
+set_tests_properties(docs.cli PROPERTIES LABELS "unit;docs" TIMEOUT 60)

@@ -11,6 +11,10 @@ set(MICROVM_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(MICROVM_FUZZ_SECONDS 6)
 
 find_program(MICROVM_CLANG clang)
+# gen/revision.c (the top directory's target microvm_revision writes it)
+# for the targets that compile the command line in.
+set_source_files_properties(${MICROVM_GEN_DIR}/revision.c PROPERTIES
+	GENERATED TRUE)
 # The clang build below is a custom command: list the headers it reads so
 # that editing one rebuilds the targets (CMake scans only its own builds).
 file(GLOB_RECURSE MICROVM_FUZZ_HEADERS CONFIGURE_DEPENDS
@@ -45,12 +49,14 @@ function(microvm_fuzz_with_clang name short lib_sources seeds)
 			-fno-sanitize-recover=undefined
 			-I${PROJECT_SOURCE_DIR}/src
 			-I${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi
+			-I${MICROVM_GEN_DIR}
 			${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
 			${MICROVM_FUZZ_LIBS} -o ${out}
 		DEPENDS ${MICROVM_FUZZ_DIR}/${name}.c ${lib_sources}
 			${MICROVM_FUZZ_HEADERS}
 		COMMENT "Building ${name} with clang/libFuzzer")
 	add_custom_target(${name}_clang_build ALL DEPENDS ${out})
+	add_dependencies(${name}_clang_build microvm_revision)
 	add_test(NAME fuzz.${short} COMMAND ${out}
 		-max_total_time=${MICROVM_FUZZ_SECONDS} -max_len=20000
 		-print_final_stats=1 ${corpus} ${seeds})
@@ -65,6 +71,10 @@ function(microvm_fuzz_target name)
 	foreach(src ${ARGN})
 		list(APPEND lib_sources ${PROJECT_SOURCE_DIR}/src/${src})
 	endforeach()
+	# The command line prints the git revision (--version).
+	if("vmm/cli.c" IN_LIST ARGN)
+		list(APPEND lib_sources ${MICROVM_GEN_DIR}/revision.c)
+	endif()
 	set(seeds ${MICROVM_FUZZ_DIR}/corpus/${name})
 	string(REGEX REPLACE "^fuzz_" "" short ${name})
 	if(NOT EXISTS ${seeds})
@@ -78,7 +88,8 @@ function(microvm_fuzz_target name)
 			${lib_sources})
 		target_include_directories(${name} PRIVATE
 			${PROJECT_SOURCE_DIR}/src
-			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi)
+			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi
+			${MICROVM_GEN_DIR})
 		target_compile_options(${name} PRIVATE -g -O1
 			-fsanitize=fuzzer,address,undefined
 			-fno-sanitize-recover=undefined)
@@ -99,9 +110,11 @@ function(microvm_fuzz_target name)
 		endif()
 		add_executable(${name}_replay ${MICROVM_FUZZ_DIR}/${name}.c
 			${MICROVM_FUZZ_DIR}/fuzz_replay.c ${lib_sources})
+		add_dependencies(${name}_replay microvm_revision)
 		target_include_directories(${name}_replay PRIVATE
 			${PROJECT_SOURCE_DIR}/src
-			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi)
+			${PROJECT_SOURCE_DIR}/kernel/vhost-blk/uapi
+			${MICROVM_GEN_DIR})
 		target_link_libraries(${name}_replay PRIVATE
 			${MICROVM_FUZZ_LIBS})
 		add_test(NAME fuzz.${short}_replay COMMAND ${name}_replay

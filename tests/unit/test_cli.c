@@ -1016,6 +1016,54 @@ static void test_version(void)
 	CHECK(sscanf(v, "%u.%u.%u", &major, &minor, &patch) == 3);
 	CHECK(major > 0 || minor > 21 || (minor == 21 && patch >= 1));
 	CHECK(!strncmp(line, "microvm v", 9));
+	/* The version, then the git revision in parentheses. */
+	CHECK(!strncmp(line + 9, MICROVM_VERSION " (git ",
+		       strlen(MICROVM_VERSION) + 6));
+	CHECK(strlen(line) > 9 + strlen(MICROVM_VERSION) + 8);
+	CHECK(!strcmp(line + strlen(line) - 2, ")\n"));
+}
+
+/* @s with every run of blanks and newlines made one space, in @out. */
+static void squeeze(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 1 < len; s++) {
+		if (*s == ' ' || *s == '\n') {
+			if (o && out[o - 1] == ' ')
+				continue;
+			out[o++] = ' ';
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+/*
+ * --help's text is rendered from docs/cli.txt at build time, with the
+ * values of the C macros it names read from the headers by
+ * docs/cli-doc.awk: the program's own macros must be what it says.
+ */
+static void test_usage_macros(void)
+{
+	static char text[32768];
+	const char *want[] = {
+		"(default " CONFIG_DEFAULT_MEMORY_ARG ")",
+		"imply " FC_DEFAULT_API_SOCK " unless",
+		"boot_args \"" FC_DEFAULT_BOOT_ARGS "\" plus",
+		"print \"microvm v" MICROVM_VERSION " (git REVISION)\"",
+	};
+	size_t i;
+
+	CHECK(strlen(cli_usage()) < sizeof(text) - 1);
+	squeeze(cli_usage(), text, sizeof(text));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(text, want[i]))
+			printf("--help lacks '%s'\n", want[i]);
+		CHECK(strstr(text, want[i]) != NULL);
+	}
+	CHECK(!strncmp(text, "Usage: microvm --kernel IMAGE", 29));
 }
 
 int main(void)
@@ -1038,5 +1086,6 @@ int main(void)
 	test_cli_vm_config();
 	test_cpus_smt();
 	test_version();
+	test_usage_macros();
 	return test_done();
 }

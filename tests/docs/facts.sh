@@ -60,7 +60,7 @@ slot=$("$tmp/sz")
 
 tiers=
 if [ -n "${BUILD:-}" ]; then
-	for l in unit e2e e2e-arm64 fuzz crash sanitize bench cross image firmware docs jailer cli; do
+	for l in unit e2e e2e-arm64 fuzz crash sanitize bench cross image firmware docs jailer cli package; do
 		c=$(ctest --test-dir "$BUILD" -N -L "^$l\$" | sed -n 's/^Total Tests: //p')
 		tiers="$tiers${tiers:+, }$l $c"
 	done

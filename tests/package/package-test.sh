@@ -5,7 +5,8 @@
 # so uncommitted changes are tested too) into a temporary directory, runs
 # `dpkg-buildpackage -us -uc` there (source and binaries, no tests),
 # lintian on the .changes (any error or warning not overridden fails),
-# unpacks microvm_*.deb into a throwaway root and checks its files, its
+# installs microvm_*.deb with dpkg into a throwaway root (dpkg --root,
+# an empty database of its own) and checks its files, its
 # `microvm --version` (the version of CMakeLists.txt's project()), the man
 # page (groff, no warnings) and the bash completion; then builds
 # vhost_blk.ko with DKMS from the unpacked vhost-blk-dkms_*.deb for the
@@ -19,11 +20,11 @@
 #   --source DIR     the source tree (a git work tree)
 #   --artifacts DIR  what tests/e2e/prepare.sh made (the e2e fixture)
 #   --stage S        all (default); build: everything but the boot, the
-#                    unpacked package and the module left in --out; boot:
+#                    installed package and the module left in --out; boot:
 #                    only the boot, from what a build stage left in --out
 #                    (CTest runs the two as package.build on the host lane
 #                    and package.boot on the guest lane)
-#   --out DIR        where the build stage leaves root/ (the unpacked
+#   --out DIR        where the build stage leaves root/ (the installed
 #                    microvm package) and vhost_blk.ko
 #   --keep           leave the temporary directory (its path is printed)
 # Exit: 0 pass, 1 fail, 77 skipped (a build tool, the L1 kernel's headers
@@ -170,9 +171,21 @@ fi
 grep -v '^running with root privileges' "$work/lintian.log" |
 	sed 's/^/package-test: lintian: /'
 
-# The binary package, unpacked as it would be installed.
+# The binary package, installed by dpkg into a throwaway root (an empty
+# dpkg database of its own; the host's package state is not touched).
 root=$work/root
-dpkg-deb -x "$work"/microvm_*.deb "$root" || die "dpkg-deb -x microvm"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+: >"$root/var/lib/dpkg/status"
+if step dpkg-install dpkg --root="$root" --log=/dev/null --force-not-root \
+	-i "$work"/microvm_*.deb; then
+	pass "dpkg --root installed $(basename "$work"/microvm_*.deb)"
+else
+	cat "$work/dpkg-install.log"
+	die "dpkg --root -i microvm"
+fi
+st=$(dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Status} ${Version}' microvm)
+[ "$st" = "install ok installed $deb_version" ] &&
+	pass "dpkg says: microvm $st" || fail "dpkg says: microvm '$st'"
 for f in usr/bin/microvm usr/bin/microvm-jailer \
 	 usr/share/man/man1/microvm.1.gz \
 	 usr/share/bash-completion/completions/microvm \

@@ -53,6 +53,12 @@ case_ retry 255 "$nested" 'run-guest: nested: L1 stopped answering: its log was 
 case_ retry 255 "$nested" 'run-guest: nested: L1 ended (qemu status 0) without reporting a status'
 case_ keep 255 "$nested" "run-guest: nested: 'x' hung in L1: y"
 case_ keep 1 "$nested" "$lockup"
+# A run-guest.sh without MICROVM_E2E_VERBOSE prints no mode line: its
+# nested-only evidence still counts, a lost wakeup does not.
+case_ retry 255 'run-guest: L1 log (tail):' 'run-guest: nested: L1 stopped answering: its log was silent for 120 s (last heartbeat: none s L1 uptime, 141 s wall)'
+case_ retry 123 'microvm: vCPU 0: triple fault' "$lockup"
+case_ keep 124 'microvm: --timeout 150 expired' "$lost"
+case_ keep 255 'run-guest: mode direct' 'run-guest: nested: L1 stopped answering: its log was silent for 120 s'
 
 # e2e_boot: a first run with evidence, a second that passes: one retry,
 # counted; a triple fault without evidence: none.

@@ -156,8 +156,21 @@ api_resume()
 		sleep 0.1
 		j=$((j + 1))
 	done
-	[ "$(last_tick)" != "$t2" ] && moved=$((moved + 1)) ||
-		bad "$1: ticks did not move after resume"
+	if [ "$(last_tick)" != "$t2" ]; then
+		moved=$((moved + 1))
+		return
+	fi
+	bad "$1: ticks did not move after resume"
+	# For the next reader: how long the stall lasted (still a failure).
+	while [ "$(last_tick)" = "$t2" ] && [ $j -lt 800 ]; do
+		sleep 0.1
+		j=$((j + 1))
+	done
+	if [ "$(last_tick)" != "$t2" ]; then
+		echo "API-INFO: $1: tick '$t2' moved on after about $((j / 10)) s"
+	else
+		echo "API-INFO: $1: tick '$t2' still there after about $((j / 10)) s"
+	fi
 }
 
 # api_end_cad: SendCtrlAltDel must end microvm with status 0 within 90 s

@@ -17,7 +17,8 @@ foreach(pair "help-c;cli_usage.inc" "man;microvm.1"
 	list(GET pair 0 mode)
 	list(GET pair 1 out)
 	add_custom_command(OUTPUT ${MICROVM_GEN_DIR}/${out}
-		COMMAND sh ${MICROVM_CLI_DOC} ${mode}
+		COMMAND ${CMAKE_COMMAND} -E env AWK=${MICROVM_AWK}
+			sh ${MICROVM_CLI_DOC} ${mode}
 			${MICROVM_GEN_DIR}/microvm_version.h
 			> ${MICROVM_GEN_DIR}/${out}.tmp
 		COMMAND ${CMAKE_COMMAND} -E rename ${MICROVM_GEN_DIR}/${out}.tmp

@@ -11,6 +11,7 @@
 #                                     rendered, to stdout
 #   cli-doc.sh update VERSION_H       rewrite README.md's regions in place
 # VERSION_H: the build's gen/microvm_version.h (MICROVM_VERSION).
+# AWK: the awk to run (default awk; the build passes the one CMake found).
 set -eu
 dir=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$dir")
@@ -24,7 +25,7 @@ headers="$version_h $top/src/vmm/config.h $top/src/api/fc_config.h"
 case $mode in
 update)
 	tmp=$(mktemp "$top/README.md.XXXXXX")
-	if awk -v mode=readme -f "$dir/cli-doc.awk" $headers "$dir/cli.txt" \
+	if "${AWK:-awk}" -v mode=readme -f "$dir/cli-doc.awk" $headers "$dir/cli.txt" \
 		"$top/README.md" >"$tmp"; then
 		if cmp -s "$tmp" "$top/README.md"; then
 			rm -f "$tmp"
@@ -39,11 +40,11 @@ update)
 	fi
 	;;
 readme)
-	exec awk -v mode=readme -f "$dir/cli-doc.awk" $headers "$dir/cli.txt" \
+	exec "${AWK:-awk}" -v mode=readme -f "$dir/cli-doc.awk" $headers "$dir/cli.txt" \
 		"${3:-$top/README.md}"
 	;;
 help-c|help|man|completion)
-	exec awk -v mode="$mode" -f "$dir/cli-doc.awk" $headers "$dir/cli.txt"
+	exec "${AWK:-awk}" -v mode="$mode" -f "$dir/cli-doc.awk" $headers "$dir/cli.txt"
 	;;
 *)
 	echo "cli-doc.sh: unknown mode '$mode'" >&2

@@ -14,6 +14,7 @@
 # groff-base renders and checks the man page (test docs.cli).
 # debhelper, dh-dkms, dkms and lintian build and check the Debian
 # packages (debian/, tests/package; file for its checks).
+# debootstrap builds the Debian guest of tests/bench/distro-boot.sh.
 # Uses sudo when not run as root. MICROVM_SKIP_DEPS=1 skips it all.
 set -euo pipefail
 
@@ -22,7 +23,7 @@ packages=(build-essential cmake pkg-config liburing-dev libfdt-dev libseccomp-de
 	zlib1g-dev device-tree-compiler qemu-system-x86 qemu-system-arm busybox-static cpio kmod acpica-tools clang
 	e2fsprogs fio lz4 dmsetup
 	linux-source-6.1 flex bison bc libelf-dev xz-utils perl
-	debhelper dh-dkms dkms lintian file)
+	debhelper dh-dkms dkms lintian file debootstrap)
 
 [ "${MICROVM_SKIP_DEPS:-0}" = 1 ] && exit 0
 # The vhost-blk module (kernel/vhost-blk) is built for the nested

@@ -20,6 +20,10 @@
 #      (lifecycle-bench.sh; section 6);
 #   4c. virtio-net and vsock against QEMU, both engines each, in one L1
 #      (net-bench.sh; section 7; needs iperf3);
+#   4d. a Debian 12 distribution (systemd, udev; debootstrap, cached in
+#      build/distro) booted to multi-user under microvm and QEMU in one
+#      1-vCPU L1, with the kernel's console messages and quiet
+#      (distro-boot.sh; section 9; needs root and debootstrap);
 #   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
@@ -29,7 +33,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,hold,boot,vhost,lifecycle,net   leave parts out (their old files stay)
+#   --skip device,guest,hold,boot,vhost,lifecycle,net,distro   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -157,6 +161,18 @@ if want net; then
 		--repeat "$($quick && echo 1 || echo 3)" \
 		--runtime "$($quick && echo 3 || echo 10)" \
 		--raw "$out/net-bench.raw" >"$out/net-bench.txt"
+fi
+
+if want distro; then
+	log "a distribution's boot against QEMU (distro-boot.sh)"
+	r=$($quick && echo 1 || echo 3)
+	"$root/tests/bench/distro-boot.sh" --runs "$r" \
+		--records "$out/distro.records" >"$out/distro.txt" ||
+		log "distro-boot.sh ended with status $? (a missing boot is left out of its summary)"
+	MICROVM_DISTRO_CMDLINE="console=ttyS0 quiet panic=-1" \
+		"$root/tests/bench/distro-boot.sh" --runs "$r" \
+		--records "$out/distro-quiet.records" >"$out/distro-quiet.txt" ||
+		log "distro-boot.sh (quiet) ended with status $?"
 fi
 
 log "plots"

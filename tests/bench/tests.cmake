@@ -17,3 +17,9 @@ add_test(NAME bench.smoke
 	WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(bench.smoke PROPERTIES SKIP_RETURN_CODE 77
 	TIMEOUT 300 LABELS bench)
+
+# distro-boot.sh's summary (medians, systemd-analyze's time forms, exit
+# reasons, interrupts, rounds won) on made-up records.
+add_test(NAME bench.distro_summary
+	COMMAND ${CMAKE_CURRENT_LIST_DIR}/distro-summary-test.sh)
+set_tests_properties(bench.distro_summary PROPERTIES LABELS unit TIMEOUT 60)

@@ -17,6 +17,13 @@
 #   --file PATH                nested: make PATH visible in L1 (repeatable)
 #   --disk-file PATH           nested: as --file, and copy it back after
 #                              the run (for files the guest writes)
+#   --block-file PATH          nested: PATH (a raw image) becomes a virtio
+#                              disk of L1 with serial e2e-blockN (N counts
+#                              from 0 in option order), not copied: PROGRAM
+#                              finds it by /sys/block/vd*/serial and uses
+#                              the block device. L1's writes to it are
+#                              dropped (snapshot=on). Direct mode: ignored
+#                              (PROGRAM is given no such device).
 # Exit status: PROGRAM's; 77 when the mode cannot run here; 255 when the
 # harness itself failed (message on stderr).
 #
@@ -49,6 +56,7 @@ stdin=/dev/null
 limit=
 files=()
 disks=()
+blocks=()
 
 die()
 {
@@ -69,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--timeout) limit=$2; shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
 	--disk-file) disks+=("$2"); shift 2 ;;
+	--block-file) blocks+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	*) die "unknown option '$1' (usage: see the head of $0)" ;;
 	esac
@@ -124,6 +133,10 @@ verbose "mode $mode"
 # guest/l1-init.sh), so a silent LOG means the L1 kernel stopped running:
 # its own watchdog and microvm's --timeout, both inside it, are then
 # silent too, and waiting for the harness limit would only waste it.
+# Before it ends PID it asks QEMU's monitor (MON.in/MON.out, a pipe
+# chardev, when MON is set) for the emulated CPU's registers three times,
+# a second apart, into FLAG: where the silent L1 (or the L2 it was
+# running) was, and whether it still moved.
 silence_watch()
 {
 	local pid=$1 log=$2 quiet=$3 flag=$4 size=-1 now last=$SECONDS
@@ -135,6 +148,14 @@ silence_watch()
 			last=$SECONDS
 		elif [ $((SECONDS - last)) -ge "$quiet" ]; then
 			: >"$flag"
+			if [ -n "${mon:-}" ] && [ -p "$mon.in" ]; then
+				timeout 8 cat "$mon.out" >"$flag" 2>/dev/null &
+				for i in 1 2 3; do
+					printf 'info registers\n' >"$mon.in"
+					sleep 1
+				done
+				sleep 3
+			fi
 			kill -TERM "$pid" 2>/dev/null
 			sleep 10
 			kill -KILL "$pid" 2>/dev/null
@@ -282,6 +303,7 @@ write_env()
 		done
 		sq "$list"
 		echo
+		echo "E2E_BLOCKS=${#blocks[@]}"
 		while IFS='=' read -r name _; do
 			case "$name" in
 			MICROVM_E2E_* | MICROVM_KVM_DEVICE) ;;
@@ -335,12 +357,21 @@ run_nested()
 		done
 		[ $skip -eq 1 ] || stage "$f"
 	done
-	for i in "${!disks[@]}"; do
-		[ -f "${disks[$i]}" ] || die "no disk file '${disks[$i]}'"
+	# l1_drive ID FILE KIND OPTS: FILE as a raw virtio disk of L1 whose
+	# serial is e2e-ID (guest/l1-init.sh and PROGRAM find it by that).
+	l1_drive()
+	{
+		[ -f "$2" ] || die "no $3 file '$2'"
 		# shellcheck disable=SC2054
 		drives+=(-drive
-			 "file=${disks[$i]//,/,,},format=raw,if=none,id=share$i,cache=writeback"
-			 -device "virtio-blk-pci,drive=share$i,serial=e2e-share$i")
+			 "file=${2//,/,,},format=raw,if=none,id=$1,cache=writeback$4"
+			 -device "virtio-blk-pci,drive=$1,serial=e2e-$1")
+	}
+	for i in "${!disks[@]}"; do
+		l1_drive "share$i" "${disks[$i]}" disk ""
+	done
+	for i in "${!blocks[@]}"; do
+		l1_drive "block$i" "${blocks[$i]}" block ,snapshot=on
 	done
 	write_env "$prog" "$@"
 	# Uncompressed per-run archive first, the big gzip'ed base after it:
@@ -349,6 +380,8 @@ run_nested()
 		cpio -o -H newc -R 0:0 --quiet) >"$work/l1.cpio" ||
 		die "cpio failed"
 	cat "$art/l1-base.cpio.gz" >>"$work/l1.cpio"
+	mon=$work/mon
+	mkfifo "$mon.in" "$mon.out" || die "mkfifo failed"
 
 	# shellcheck disable=SC2054
 	local qemu_args=(-machine q35 -accel "tcg${MICROVM_E2E_TCG_OPTS:+,$MICROVM_E2E_TCG_OPTS}" -cpu max
@@ -358,7 +391,8 @@ run_nested()
 		-initrd "$work/l1.cpio"
 		-append "console=ttyS0 quiet panic=-1${MICROVM_E2E_L1_APPEND:+ $MICROVM_E2E_L1_APPEND}"
 		-chardev "file,id=l1con,path=$work/l1.log" -serial chardev:l1con
-		-serial chardev:l2con "${drives[@]}")
+		-serial chardev:l2con "${drives[@]}"
+		-chardev "pipe,id=l1mon,path=$mon" -mon chardev=l1mon)
 	# ttyS1 reads our stdin only for "--stdin -"; otherwise it is a
 	# write-only file chardev on our stdout.
 	# shellcheck disable=SC2054
@@ -400,6 +434,11 @@ run_nested()
 		echo "run-guest: L1 log (tail):" >&2
 		grep -v '^E2E-L1-ALIVE: ' "$work/l1.txt" | tail -n 40 >&2
 		if [ -f "$watch_flag" ]; then
+			# The emulated CPU's instruction pointer and mode, as the
+			# monitor saw them when the silence was noticed (RIP in
+			# L2's range: the CPU was running the nested guest).
+			grep -aE '^(RIP|CS |CR0|EFER)' "$watch_flag" | tr -d '\r' |
+				sed 's/^/run-guest: L1 CPU when silent: /' >&2
 			die "nested: L1 stopped answering: its log was silent for" \
 				"$watch_quiet s (last heartbeat:" \
 				"$(sed -n 's/^E2E-L1-ALIVE: //p' "$work/l1.txt" | tail -n 1 | grep . || echo none) s L1 uptime," \

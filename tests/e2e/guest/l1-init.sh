@@ -76,10 +76,13 @@ l1_disks()
 	done
 }
 
-if [ -n "$E2E_DISKS" ]; then
+if [ -n "$E2E_DISKS" ] || [ "${E2E_BLOCKS:-0}" -gt 0 ]; then
 	l1_load virtio
+	# Every disk: the shared files' and run-guest's --block-file ones.
+	want=$(( $(echo "$E2E_DISKS" | grep -c .) + ${E2E_BLOCKS:-0} ))
 	i=0
-	while [ ! -e /sys/block/vda ] && [ $i -lt 100 ]; do
+	while [ "$(ls -d /sys/block/vd* 2>/dev/null | wc -l)" -lt "$want" ] &&
+	      [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -1,0 +1,197 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Runs where the VMMs run (inside L1 for distro-boot.sh; busybox sh):
+# boots the distribution image (distro-image.sh) RUNS times under each VMM
+# of VMMS, the order turning each round, from the same block device, and
+# for each boot prints the guest's report (tests/bench/distro/
+# bench-report.sh: its "DBENCH" lines) and what L1 saw while the guest
+# ran, sampled when the guest says DBENCH-DONE: KVM's statistics (debugfs,
+# summed over live VMs: only this one), KVM exits by reason, exits to
+# userspace by reason, MSR accesses by MSR and port I/O by port (hist
+# triggers on kvm_exit, kvm_userspace_exit, kvm_msr and kvm_pio),
+# and the VMM's threads' CPU time (vCPU threads and the rest).
+#
+# Usage: distro-boot-l1.sh MICROVM MICROVM_B QEMU KERNEL INITRD RUNS CPUS
+#        MIB VMMS
+#   VMMS: "microvm qemu"; "microvm-b" is MICROVM_B ("-": none) with the
+#   same arguments, for a change measured side by side.
+# Environment: MICROVM_DISTRO_CMDLINE (the guest's command line after
+# "root=/dev/vda ro"), MICROVM_DISTRO_ROOT_MODE (rw: the root is mounted
+# read-write, so the journal is kept on it and each boot finds the last
+# one's unclean file system, as a real VM's would; the disk is L1's copy,
+# dropped with L1), MICROVM_DISTRO_ARGS (more microvm arguments),
+# MICROVM_DISTRO_BOOT_LIMIT (s per boot, default 400),
+# MICROVM_DISTRO_WARMUP (uncounted boots first, default 1).
+# Stdout: "DREC vmm=V run=K <line>" records. Exit 0 when every boot
+# reported, 1 otherwise.
+microvm=$1 microvm_b=$2 qemu=$3 kernel=$4 initrd=$5 runs=$6 cpus=$7 mib=$8
+vmms=$9
+extra=${MICROVM_DISTRO_CMDLINE:-console=ttyS0 panic=-1}
+cmdline="root=/dev/vda ${MICROVM_DISTRO_ROOT_MODE:-ro} $extra"
+limit=${MICROVM_DISTRO_BOOT_LIMIT:-400}
+DBG=/sys/kernel/debug/kvm
+TR=/sys/kernel/debug/tracing
+work=/tmp/distro-boot
+mkdir -p $work
+
+disk=
+for s in /sys/block/vd*/serial; do
+	[ -f "$s" ] && [ "$(cat "$s")" = e2e-block0 ] &&
+		{ d=${s%/serial}; disk=/dev/${d##*/}; }
+done
+[ -b "$disk" ] || { echo "DREC note FAIL no block device e2e-block0"; exit 1; }
+[ -d $DBG ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+[ -f $DBG/exits ] || { echo "DREC note FAIL no $DBG/exits"; exit 1; }
+[ -d $TR/events ] || mount -t tracefs none $TR 2>/dev/null
+echo "DREC note disk=$disk cmdline=\"$cmdline\" cpus=$cpus mib=$mib l1_cpus=$(grep -c ^processor /proc/cpuinfo) halt_poll_ns=$(cat /sys/module/kvm/parameters/halt_poll_ns 2>/dev/null)"
+
+HIST_EXIT='hist:keys=exit_reason:vals=hitcount:size=256'
+HIST_USER='hist:keys=reason:vals=hitcount:size=256'
+HIST_MSR='hist:keys=ecx:vals=hitcount:size=256'
+HIST_PIO='hist:keys=port:vals=hitcount:size=256'
+hist_on()
+{
+	echo "$HIST_PIO" >$TR/events/kvm/kvm_pio/trigger 2>/dev/null
+	echo "$HIST_EXIT" >$TR/events/kvm/kvm_exit/trigger 2>/dev/null
+	echo "$HIST_USER" >$TR/events/kvm/kvm_userspace_exit/trigger 2>/dev/null
+	echo "$HIST_MSR" >$TR/events/kvm/kvm_msr/trigger 2>/dev/null
+}
+hist_off()
+{
+	echo "!$HIST_PIO" >$TR/events/kvm/kvm_pio/trigger 2>/dev/null
+	echo "!$HIST_EXIT" >$TR/events/kvm/kvm_exit/trigger 2>/dev/null
+	echo "!$HIST_USER" >$TR/events/kvm/kvm_userspace_exit/trigger 2>/dev/null
+	echo "!$HIST_MSR" >$TR/events/kvm/kvm_msr/trigger 2>/dev/null
+}
+# hist_line EVENT KEY: "KEY=N KEY=N ..." of a hist file.
+hist_line()
+{
+	sed -n "s/^{ $2: *\([^ }]*\) *} hitcount: *\([0-9]*\)/\1=\2/p" \
+		$TR/events/kvm/$1/hist 2>/dev/null | tr '\n' ' '
+}
+
+# sample V K PID: the records L1 can give while the guest runs.
+sample()
+{
+	sv=$1 sk=$2
+	# First the VMM's threads, which end with the guest's poweroff:
+	# utime + stime (ticks) of the vCPU threads and of the others.
+	vc=0 other=0 nthreads=0
+	for t in /proc/$3/task/*; do
+		st=$(cat "$t/stat" 2>/dev/null) || continue
+		comm=$(cat "$t/comm" 2>/dev/null)
+		set -- ${st#*) }
+		ticks=$(( ${12} + ${13} ))
+		nthreads=$((nthreads + 1))
+		case "$comm" in
+		vcpu* | CPU*) vc=$((vc + ticks)) ;;
+		*) other=$((other + ticks)) ;;
+		esac
+	done
+	echo "DREC vmm=$sv run=$sk cpu vcpu_ticks=$vc other_ticks=$other threads=$nthreads hz=100"
+	# KVM's counters in one process: "PATH:VALUE" lines.
+	line=$(grep -H . $DBG/* 2>/dev/null |
+		sed -n 's|^.*/\([a-z0-9_]*\):\([0-9][0-9]*\)$|\1=\2|p' | tr '\n' ' ')
+	echo "DREC vmm=$sv run=$sk kvm $line"
+	# L1's huge pages for guest RAM since the boot started: faults
+	# served by one, fallen back to small pages, stalls for compaction.
+	echo "DREC vmm=$sv run=$sk vmstat $(vmstat_now | awk 'NR == FNR { b[$1] = $2; next } { printf "%s=%d ", $1, $2 - b[$1] }' $work/vmstat0 -)"
+	echo "DREC vmm=$sv run=$sk exit_reasons $(hist_line kvm_exit exit_reason)"
+	echo "DREC vmm=$sv run=$sk user_exits $(hist_line kvm_userspace_exit reason)"
+	echo "DREC vmm=$sv run=$sk msr_exits $(hist_line kvm_msr ecx)"
+	echo "DREC vmm=$sv run=$sk pio_ports $(hist_line kvm_pio port)"
+}
+
+vmstat_now()
+{
+	grep -E '^(thp_fault_alloc|thp_fault_fallback|compact_stall) ' /proc/vmstat
+}
+
+fail=0
+boot()
+{
+	V=$1 K=$2
+	con=$work/$V.$K.console err=$work/$V.$K.err
+	case "$V" in
+	microvm | microvm-b)
+		bin=$microvm
+		[ "$V" = microvm ] || bin=$microvm_b
+		# shellcheck disable=SC2086
+		set -- "$bin" --kernel "$kernel" --initrd "$initrd" \
+			--cmdline "$cmdline" --cpus "$cpus" --memory "${mib}M" \
+			--disk "$disk" ${MICROVM_DISTRO_ARGS:-}
+		;;
+	qemu)
+		set -- "$qemu" -M microvm,acpi=on,pcie=on -enable-kvm -cpu host \
+			-name distro,debug-threads=on -nodefaults -no-user-config \
+			-nographic -serial stdio -smp "$cpus" -m "$mib" \
+			-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+			-drive "file=$disk,format=raw,if=none,id=d0,cache=none,aio=io_uring" \
+			-device "virtio-blk-pci,drive=d0,num-queues=$cpus"
+		;;
+	esac
+	# Every boot from the same L1 state: the page cache dropped and free
+	# memory compacted, so that neither VMM's guest RAM meets the huge
+	# page shortage (direct compaction on its first touches) the boot
+	# before it left.
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+	echo 1 >/proc/sys/vm/compact_memory 2>/dev/null
+	vmstat_now >$work/vmstat0
+	hist_off
+	hist_on
+	read -r t0 _ </proc/uptime
+	"$@" </dev/null >"$con" 2>"$err" &
+	pid=$!
+	seen=0
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt "$limit" ]; do
+		if [ $seen = 0 ] && grep -q 'DBENCH-DONE' "$con"; then
+			seen=1
+			read -r t1 _ </proc/uptime
+			sample "$V" "$K" $pid
+			echo "DREC vmm=$V run=$K l1_wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+		fi
+		sleep 1
+		i=$((i + 1))
+	done
+	kill -0 $pid 2>/dev/null && { kill -9 $pid; echo "DREC vmm=$V run=$K note FAIL still running after $limit s"; }
+	wait $pid
+	rc=$?
+	hist_off
+	# A report line can follow console output that lacked its newline.
+	tr -d '\r' <"$con" | sed -n "s/^.*\(DBENCH\)/DREC vmm=$V run=$K \1/p"
+	echo "DREC vmm=$V run=$K exit_status=$rc console_bytes=$(wc -c <"$con")"
+	# The kernel's console lines, with their timestamps: where a slow
+	# boot's kernel phase went.
+	tr -d '\r' <"$con" | grep -a '^\[ *[0-9][0-9.]*\]' |
+		sed "s/^/DREC vmm=$V run=$K kmsg /"
+	if [ $seen = 0 ]; then
+		fail=1
+		echo "DREC vmm=$V run=$K note FAIL no report; console tail:"
+		tr -d '\r' <"$con" | tail -n 30 | sed "s/^/DREC vmm=$V run=$K console /"
+		tail -n 10 "$err" | sed "s/^/DREC vmm=$V run=$K stderr /"
+	fi
+}
+
+# The first boot of an L1 ran its kernel phase 1.5-2.5 times as fast as
+# the later ones (2026-12-06), and the first VMM of VMMS always had it:
+# warm-up boots of that VMM come first, as run 0, which the summary
+# leaves out.
+w=0
+while [ "$w" -lt "${MICROVM_DISTRO_WARMUP:-1}" ]; do
+	echo "DREC note warm-up boot $((w + 1)) (${vmms%% *}), not counted"
+	boot "${vmms%% *}" 0
+	w=$((w + 1))
+done
+k=1
+while [ "$k" -le "$runs" ]; do
+	order=$vmms
+	# Every other round the other way round: neither VMM always goes first.
+	[ $((k % 2)) = 1 ] || order=$(echo "$vmms" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
+	for v in $order; do
+		boot "$v" "$k"
+	done
+	k=$((k + 1))
+done
+exit $fail

@@ -39,7 +39,18 @@ for s in /sys/block/vd*/serial; do
 	[ -f "$s" ] && [ "$(cat "$s")" = e2e-block0 ] &&
 		{ d=${s%/serial}; disk=/dev/${d##*/}; }
 done
-[ -b "$disk" ] || { echo "DREC note FAIL no block device e2e-block0"; exit 1; }
+# Without L1 (run-guest's direct mode) there is no such device: the image
+# file itself is the disk, a copy of it when the root is read-write.
+in_l1=1
+if [ ! -b "$disk" ] && [ -f "${MICROVM_DISTRO_IMAGE:-}" ]; then
+	in_l1=0
+	disk=$MICROVM_DISTRO_IMAGE
+	if [ "${MICROVM_DISTRO_ROOT_MODE:-ro}" = rw ]; then
+		cp --sparse=always "$disk" "$work/root.raw" || exit 1
+		disk=$work/root.raw
+	fi
+fi
+[ -e "$disk" ] || { echo "DREC note FAIL no block device e2e-block0 and no MICROVM_DISTRO_IMAGE"; exit 1; }
 [ -d $DBG ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 [ -f $DBG/exits ] || { echo "DREC note FAIL no $DBG/exits"; exit 1; }
 [ -d $TR/events ] || mount -t tracefs none $TR 2>/dev/null
@@ -133,10 +144,12 @@ boot()
 	# Every boot from the same L1 state: the page cache dropped and free
 	# memory compacted, so that neither VMM's guest RAM meets the huge
 	# page shortage (direct compaction on its first touches) the boot
-	# before it left.
-	sync
-	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
-	echo 1 >/proc/sys/vm/compact_memory 2>/dev/null
+	# before it left. Not on a host of one's own (direct mode).
+	if [ $in_l1 = 1 ]; then
+		sync
+		echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+		echo 1 >/proc/sys/vm/compact_memory 2>/dev/null
+	fi
 	vmstat_now >$work/vmstat0
 	hist_off
 	hist_on

@@ -25,8 +25,10 @@
 # Usage: distro-boot.sh [--microvm BIN] [--microvm-b BIN] [--qemu BIN]
 #        [--runs N] [--cpus N] [--memory MIB] [--image-dir DIR]
 #        [--records FILE] [--timeout S] [--vmms "microvm qemu"]
-# Environment: MICROVM_DISTRO_CMDLINE, MICROVM_DISTRO_ROOT_MODE, MICROVM_DISTRO_ARGS
-# (distro-boot-l1.sh).
+# Environment: MICROVM_DISTRO_CMDLINE, MICROVM_DISTRO_ROOT_MODE,
+# MICROVM_DISTRO_ARGS, MICROVM_DISTRO_WARMUP (distro-boot-l1.sh: by
+# default one uncounted boot of the first VMM comes before round 1, since
+# the first boot of an L1 ran faster than the later ones).
 # Stdout: the records, then "summary" lines and a Markdown table.
 # Exit: 0 when every boot reported, 77 when no image can be built here.
 set -uo pipefail
@@ -83,6 +85,10 @@ nboots=$((runs * $(echo "$vmms" | wc -w)))
 echo "DREC note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 	"qemu=\"$("$qemu" --version | head -n 1)\"" \
 	"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)"
+# The image travels as L1's disk (--block-file), not as an argument: an
+# argument naming a file would be copied into L1's RAM. Direct mode uses
+# the file, named by MICROVM_DISTRO_IMAGE.
+MICROVM_DISTRO_IMAGE=$imgdir/root.raw \
 MICROVM_E2E_L1_MEMORY=${MICROVM_E2E_L1_MEMORY:-$((mib * 2 + 1024))} \
 MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" \
 	--timeout "${limit:-$((300 + nboots * 420))}" \

@@ -31,8 +31,9 @@ cmdline="root=/dev/vda ${MICROVM_DISTRO_ROOT_MODE:-ro} $extra"
 limit=${MICROVM_DISTRO_BOOT_LIMIT:-400}
 DBG=/sys/kernel/debug/kvm
 TR=/sys/kernel/debug/tracing
-work=/tmp/distro-boot
-mkdir -p $work
+work=${TMPDIR:-/tmp}/distro-boot.$$
+mkdir -p $work || exit 1
+trap 'hist_off; rm -rf "$work"' EXIT
 
 disk=
 for s in /sys/block/vd*/serial; do

@@ -81,7 +81,8 @@ qemu=$(realpath "$qemu") || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/distro-boot.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 e2e_qemu_files "$qemu"
-nboots=$((runs * $(echo "$vmms" | wc -w)))
+# Counting the uncounted warm-up boots too.
+nboots=$((runs * $(echo "$vmms" | wc -w) + ${MICROVM_DISTRO_WARMUP:-1}))
 echo "DREC note date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host_cpus=$(nproc)" \
 	"qemu=\"$("$qemu" --version | head -n 1)\"" \
 	"microvm=$(git -C "$HERE" describe --always --dirty 2>/dev/null || echo ?)"

@@ -4,7 +4,8 @@
 # build/distro): Debian 12 minbase from Debian's registry (debootstrap)
 # with systemd-sysv, udev, Debian's cloud kernel and its initramfs
 # (initramfs-tools, MODULES=most), and microvm-bench.service (distro/),
-# which reports the boot once multi-user is reached and powers off.
+# which reports the boot once multi-user is reached and powers off, and
+# a modprobe.d file that keeps KVM's modules out of the guest.
 #   OUT/root.raw   ext4, 1 GiB sparse, label "root"; booted with
 #                  root=/dev/vda ro (the fstab is Debian's unconfigured
 #                  one, so the root stays read-only and every boot sees
@@ -55,6 +56,7 @@ rm -f "$out/image.stamp"
 t=$out/tree
 install -m 0755 "$HERE/distro/bench-report.sh" "$t/usr/local/sbin/microvm-bench-report"
 install -m 0644 "$HERE/distro/microvm-bench.service" "$t/etc/systemd/system/microvm-bench.service"
+install -m 0644 "$HERE/distro/microvm-bench-modprobe.conf" "$t/etc/modprobe.d/microvm-bench.conf"
 mkdir -p "$t/etc/systemd/system/multi-user.target.wants"
 ln -sfn /etc/systemd/system/microvm-bench.service \
 	"$t/etc/systemd/system/multi-user.target.wants/microvm-bench.service"

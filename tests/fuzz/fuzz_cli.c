@@ -90,6 +90,16 @@ static void fuzz_argv(char **argv, int argc)
 	res = cli_parse(argc, argv, &cfg, err, sizeof(err));
 	if (res == CLI_ERROR) {
 		fuzz_check_err(err);
+	} else if (res == CLI_RUN && (cfg.rebase_base || cfg.rebase_diff)) {
+		/* --base-file with --diff-file: no guest, nothing else. */
+		if (!cfg.rebase_base || !cfg.rebase_diff || cfg.kernel ||
+		    cfg.restore || cfg.api_sock || cfg.config_file)
+			abort();
+	} else if (res == CLI_RUN && cfg.restore) {
+		/* --restore: the machine comes from the snapshot. */
+		if (cfg.kernel || cfg.initrd || cfg.cmdline || cfg.nr_disks ||
+		    cfg.config_file)
+			abort();
 	} else if (res == CLI_RUN) {
 		if ((!cfg.kernel && !cfg.api_sock) ||
 		    (cfg.kernel && !cfg.cmdline) || (cfg.no_api && cfg.api_sock) ||

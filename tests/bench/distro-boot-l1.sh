@@ -31,9 +31,23 @@ cmdline="root=/dev/vda ${MICROVM_DISTRO_ROOT_MODE:-ro} $extra"
 limit=${MICROVM_DISTRO_BOOT_LIMIT:-400}
 DBG=/sys/kernel/debug/kvm
 TR=/sys/kernel/debug/tracing
+# The hist triggers, as RECORD:EVENT:KEY (events of tracefs's kvm group):
+# each boot's counts by KEY are printed as "RECORD KEY=N ...".
+HISTS="exit_reasons:kvm_exit:exit_reason user_exits:kvm_userspace_exit:reason
+msr_exits:kvm_msr:ecx pio_ports:kvm_pio:port"
+# hist_set "" | "!": add or remove every trigger of HISTS.
+hist_set()
+{
+	for h in $HISTS; do
+		ev=${h#*:}
+		echo "${1}hist:keys=${ev#*:}:vals=hitcount:size=256" \
+			>$TR/events/kvm/${ev%%:*}/trigger 2>/dev/null
+	done
+}
+
 work=${TMPDIR:-/tmp}/distro-boot.$$
 mkdir -p $work || exit 1
-trap 'hist_off; rm -rf "$work"' EXIT
+trap 'hist_set !; rm -rf "$work"' EXIT
 
 disk=
 for s in /sys/block/vd*/serial; do
@@ -57,24 +71,6 @@ fi
 [ -d $TR/events ] || mount -t tracefs none $TR 2>/dev/null
 echo "DREC note disk=$disk cmdline=\"$cmdline\" cpus=$cpus mib=$mib l1_cpus=$(grep -c ^processor /proc/cpuinfo) halt_poll_ns=$(cat /sys/module/kvm/parameters/halt_poll_ns 2>/dev/null)"
 
-HIST_EXIT='hist:keys=exit_reason:vals=hitcount:size=256'
-HIST_USER='hist:keys=reason:vals=hitcount:size=256'
-HIST_MSR='hist:keys=ecx:vals=hitcount:size=256'
-HIST_PIO='hist:keys=port:vals=hitcount:size=256'
-hist_on()
-{
-	echo "$HIST_PIO" >$TR/events/kvm/kvm_pio/trigger 2>/dev/null
-	echo "$HIST_EXIT" >$TR/events/kvm/kvm_exit/trigger 2>/dev/null
-	echo "$HIST_USER" >$TR/events/kvm/kvm_userspace_exit/trigger 2>/dev/null
-	echo "$HIST_MSR" >$TR/events/kvm/kvm_msr/trigger 2>/dev/null
-}
-hist_off()
-{
-	echo "!$HIST_PIO" >$TR/events/kvm/kvm_pio/trigger 2>/dev/null
-	echo "!$HIST_EXIT" >$TR/events/kvm/kvm_exit/trigger 2>/dev/null
-	echo "!$HIST_USER" >$TR/events/kvm/kvm_userspace_exit/trigger 2>/dev/null
-	echo "!$HIST_MSR" >$TR/events/kvm/kvm_msr/trigger 2>/dev/null
-}
 # hist_line EVENT KEY: "KEY=N KEY=N ..." of a hist file.
 hist_line()
 {
@@ -108,10 +104,10 @@ sample()
 	# L1's huge pages for guest RAM since the boot started: faults
 	# served by one, fallen back to small pages, stalls for compaction.
 	echo "DREC vmm=$sv run=$sk vmstat $(vmstat_now | awk 'NR == FNR { b[$1] = $2; next } { printf "%s=%d ", $1, $2 - b[$1] }' $work/vmstat0 -)"
-	echo "DREC vmm=$sv run=$sk exit_reasons $(hist_line kvm_exit exit_reason)"
-	echo "DREC vmm=$sv run=$sk user_exits $(hist_line kvm_userspace_exit reason)"
-	echo "DREC vmm=$sv run=$sk msr_exits $(hist_line kvm_msr ecx)"
-	echo "DREC vmm=$sv run=$sk pio_ports $(hist_line kvm_pio port)"
+	for h in $HISTS; do
+		ev=${h#*:}
+		echo "DREC vmm=$sv run=$sk ${h%%:*} $(hist_line ${ev%%:*} ${ev#*:})"
+	done
 }
 
 vmstat_now()
@@ -152,8 +148,8 @@ boot()
 		echo 1 >/proc/sys/vm/compact_memory 2>/dev/null
 	fi
 	vmstat_now >$work/vmstat0
-	hist_off
-	hist_on
+	hist_set !
+	hist_set ""
 	read -r t0 _ </proc/uptime
 	"$@" </dev/null >"$con" 2>"$err" &
 	pid=$!
@@ -172,18 +168,19 @@ boot()
 	kill -0 $pid 2>/dev/null && { kill -9 $pid; echo "DREC vmm=$V run=$K note FAIL still running after $limit s"; }
 	wait $pid
 	rc=$?
-	hist_off
+	hist_set !
+	tr -d '\r' <"$con" >"$con.txt"
 	# A report line can follow console output that lacked its newline.
-	tr -d '\r' <"$con" | sed -n "s/^.*\(DBENCH\)/DREC vmm=$V run=$K \1/p"
+	sed -n "s/^.*\(DBENCH\)/DREC vmm=$V run=$K \1/p" "$con.txt"
 	echo "DREC vmm=$V run=$K exit_status=$rc console_bytes=$(wc -c <"$con")"
 	# The kernel's console lines, with their timestamps: where a slow
 	# boot's kernel phase went.
-	tr -d '\r' <"$con" | grep -a '^\[ *[0-9][0-9.]*\]' |
+	grep -a '^\[ *[0-9][0-9.]*\]' "$con.txt" |
 		sed "s/^/DREC vmm=$V run=$K kmsg /"
 	if [ $seen = 0 ]; then
 		fail=1
 		echo "DREC vmm=$V run=$K note FAIL no report; console tail:"
-		tr -d '\r' <"$con" | tail -n 30 | sed "s/^/DREC vmm=$V run=$K console /"
+		tail -n 30 "$con.txt" | sed "s/^/DREC vmm=$V run=$K console /"
 		tail -n 10 "$err" | sed "s/^/DREC vmm=$V run=$K stderr /"
 	fi
 }

@@ -62,11 +62,7 @@ while [ $# -gt 0 ]; do
 	*) echo "distro-boot: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-for n in "runs:$runs" "cpus:$cpus" "memory:$mib"; do
-	case "${n#*:}" in
-	'' | *[!0-9]* | 0) echo "distro-boot: --${n%%:*} ${n#*:}: need a count >= 1" >&2; exit 1 ;;
-	esac
-done
+e2e_need_counts distro-boot "runs:$runs" "cpus:$cpus" "memory:$mib"
 [ -x "$microvm" ] || { echo "distro-boot: no microvm at $microvm (build first)" >&2; exit 1; }
 [ -n "$qemu" ] && [ -x "$qemu" ] ||
 	{ echo "distro-boot: no qemu-system-x86_64 (apt-get install qemu-system-x86)" >&2; exit 77; }

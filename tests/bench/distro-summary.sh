@@ -18,6 +18,12 @@ function secs(s,    m, t) {	# "1min 2.345s", "812ms", "3.2s" -> seconds
 	if (match(s, /[0-9.]+s/)) { m = substr(s, RSTART, RLENGTH - 1); t += m }
 	return t
 }
+function hist_name(t, r) {	# the metric named by key R of a hist record
+	if (t == "exit_reasons") return "exit." (r in svm ? svm[r] : r)
+	if (t == "user_exits") return "uexit." (r in ue ? ue[r] : r)
+	if (t == "msr_exits") return "msr." (r in msr ? msr[r] : sprintf("0x%x", r))
+	return sprintf("pio.0x%x", r)
+}
 function put(v, k, name, val) {
 	if (val !~ /^[0-9.]+$/) return
 	vals[name, v, k] = val; names[name] = 1; runs[v, k] = 1
@@ -85,25 +91,14 @@ t == "kvm" || t == "cpu" || t == "vmstat" {
 	for (i = 5; i <= NF; i++) { split($i, kv, "="); put(v, k, t "." kv[1], kv[2]) }
 	next
 }
-t == "pio_ports" {
-	for (i = 5; i <= NF; i++) { split($i, kv, "="); put(v, k, sprintf("pio.0x%x", kv[1] + 0), kv[2]) }
-	next
-}
-t == "msr_exits" {
-	for (i = 5; i <= NF; i++) {
-		split($i, kv, "="); r = kv[1] + 0
-		put(v, k, "msr." (r in msr ? msr[r] : sprintf("0x%x", r)), kv[2])
-	}
-	next
-}
-t == "exit_reasons" || t == "user_exits" {
+t == "exit_reasons" || t == "user_exits" || t == "msr_exits" || t == "pio_ports" {
 	tot = 0
 	for (i = 5; i <= NF; i++) {
-		split($i, kv, "="); r = kv[1] + 0
-		nm = t == "exit_reasons" ? (r in svm ? svm[r] : r) : (r in ue ? ue[r] : r)
-		put(v, k, (t == "exit_reasons" ? "exit." : "uexit.") nm, kv[2]); tot += kv[2]
+		split($i, kv, "="); put(v, k, hist_name(t, kv[1] + 0), kv[2]); tot += kv[2]
 	}
-	put(v, k, (t == "exit_reasons" ? "exit" : "uexit") ".total", tot); next
+	if (t == "exit_reasons") put(v, k, "exit.total", tot)
+	if (t == "user_exits") put(v, k, "uexit.total", tot)
+	next
 }
 t ~ /^l1_wall_s=/ { split(t, kv, "="); put(v, k, "l1_wall_s", kv[2]); next }
 t ~ /^exit_status=/ {

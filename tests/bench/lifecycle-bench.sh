@@ -56,11 +56,7 @@ while [ $# -gt 0 ]; do
 	*) echo "lifecycle-bench: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-for v in "runs:$runs" "cycles:$cycles" "memory:$mib"; do
-	case "${v#*:}" in
-	'' | *[!0-9]* | 0) echo "lifecycle-bench: --${v%%:*} ${v#*:}: need a count >= 1" >&2; exit 1 ;;
-	esac
-done
+e2e_need_counts lifecycle-bench "runs:$runs" "cycles:$cycles" "memory:$mib"
 [ "$cycles" -le 1000 ] ||
 	{ echo "lifecycle-bench: --cycles $cycles: at most 1000" >&2; exit 1; }
 # bench_run: the nested run; its records land in $work/records.

@@ -104,6 +104,21 @@ e2e_busybox_tree()
 	done
 }
 
+# e2e_need_counts PROG NAME:VALUE...: exit 1, naming PROG and --NAME,
+# unless every VALUE is a count >= 1 (the benchmarks' option checks).
+e2e_need_counts()
+{
+	local prog=$1 v
+	shift
+	for v in "$@"; do
+		case "${v#*:}" in
+		'' | *[!0-9]* | 0)
+			echo "$prog: --${v%%:*} ${v#*:}: need a count >= 1" >&2
+			exit 1 ;;
+		esac
+	done
+}
+
 # e2e_qemu_files QEMU: sets the array qfiles to the files QEMU's microvm
 # machine loads from its data directory (QEMU -L help's first line, else
 # /usr/share/qemu), those that exist: the benchmarks name them to

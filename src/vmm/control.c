@@ -131,7 +131,7 @@ static uint64_t mono_ns(void)
 }
 
 int control_wait(struct control *c, int fd, uint64_t deadline_ns,
-		 struct control_tick *t)
+		 struct control_tick *t, unsigned int nt)
 {
 	for (;;) {
 		struct pollfd p[2] = {
@@ -139,19 +139,24 @@ int control_wait(struct control *c, int fd, uint64_t deadline_ns,
 			{ .fd = c ? c->wake_fd : -1, .events = POLLIN },
 		};
 		uint64_t now = mono_ns(), until = deadline_ns;
+		unsigned int i;
 		int ms = -1;
 
 		if (deadline_ns && now >= deadline_ns)
 			return 0;
-		if (t && t->period_ms) {
-			if (!t->next_ns)
-				t->next_ns = now + t->period_ms * 1000000ull;
-			if (now >= t->next_ns) {
-				t->fn(t->opaque);
-				t->next_ns = now + t->period_ms * 1000000ull;
+		for (i = 0; i < nt; i++) {
+			struct control_tick *k = &t[i];
+
+			if (!k->period_ms)
+				continue;
+			if (!k->next_ns)
+				k->next_ns = now + k->period_ms * 1000000ull;
+			if (now >= k->next_ns) {
+				k->fn(k->opaque);
+				k->next_ns = now + k->period_ms * 1000000ull;
 			}
-			if (!until || t->next_ns < until)
-				until = t->next_ns;
+			if (!until || k->next_ns < until)
+				until = k->next_ns;
 		}
 		if (until)
 			ms = (int)((until - now + 999999) / 1000000);

@@ -46,7 +46,8 @@ void control_keep_socket(struct control *c);
 /** control_start() - start the control thread. Return: 0 or -errno. */
 int control_start(struct control *c);
 
-/* A periodic call on main's loop (the metrics line). */
+/* A periodic call on main's loop (the metrics line, the coalesced-write
+ * flush). */
 struct control_tick {
 	unsigned int period_ms; /* 0: none */
 	void (*fn)(void *opaque);
@@ -57,14 +58,15 @@ struct control_tick {
 /**
  * control_wait() - wait until @fd is readable (it is not read), the
  * deadline @deadline_ns (CLOCK_MONOTONIC, 0: none) passes, or one API
- * request was answered; calls @t's function when it is due (@t may be
- * NULL). @c may be NULL (no API): then only @fd and the deadline count.
+ * request was answered; calls the function of each of the @nt ticks at
+ * @t when it is due (@t may be NULL when @nt is 0). @c may be NULL (no
+ * API): then only @fd and the deadline count.
  * Return: 1 when @fd became readable, 0 at the deadline, 2 after an
  * API request (the caller looks at the machine's state and waits again).
  * Context: main thread.
  */
 int control_wait(struct control *c, int fd, uint64_t deadline_ns,
-		 struct control_tick *t);
+		 struct control_tick *t, unsigned int nt);
 
 /**
  * control_close() - answer what still waits with a fault, stop the

@@ -818,6 +818,13 @@ static void metrics_tick(void *opaque)
 		(void)metrics_write(&machine, metrics_fd);
 }
 
+/* Writes no exit has replayed yet (a guest's last console byte). */
+static void coalesced_tick(void *opaque)
+{
+	(void)opaque;
+	vm_coalesced_flush(&machine.vm);
+}
+
 /*
  * API mode before boot: answer requests until InstanceStart booted the
  * machine (0) or a signal ended microvm (its status).
@@ -825,7 +832,7 @@ static void metrics_tick(void *opaque)
 static int serve_preboot(void)
 {
 	while (atomic_load(&machine.state) == MACHINE_NOT_STARTED) {
-		if (control_wait(control, preboot_fd, 0, NULL) == 1 &&
+		if (control_wait(control, preboot_fd, 0, NULL, 0) == 1 &&
 		    atomic_load(&preboot_status) &&
 		    atomic_load(&machine.state) == MACHINE_NOT_STARTED)
 			return atomic_load(&preboot_status);
@@ -839,7 +846,10 @@ static int serve_preboot(void)
  */
 static int serve_running(unsigned int timeout_s)
 {
-	struct control_tick tick = { .fn = metrics_tick };
+	struct control_tick ticks[2] = {
+		{ .fn = metrics_tick },
+		{ .fn = coalesced_tick, .period_ms = VM_COALESCED_FLUSH_MS },
+	};
 	uint64_t deadline = 0;
 	int ret;
 
@@ -853,9 +863,11 @@ static int serve_running(unsigned int timeout_s)
 	}
 	do {
 		/* PUT /metrics may come after boot (with --config-file). */
-		tick.period_ms = metrics_fd >= 0 ? METRICS_PERIOD_MS : 0;
+		ticks[0].period_ms = metrics_fd >= 0 ? METRICS_PERIOD_MS : 0;
+		if (!machine.vm.coal_ring)
+			ticks[1].period_ms = 0;
 		ret = control_wait(control, machine.vm.exit_fd, deadline,
-				   &tick);
+				   ticks, 2);
 	} while (ret == 2);
 	if (!ret)
 		vm_request_exit(&machine.vm, VM_EXIT_TIMEOUT,

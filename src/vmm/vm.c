@@ -24,6 +24,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "vmm/arch.h"
+#include "vmm/coalesced.h"
 #include "util/confine.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR2
@@ -50,6 +51,7 @@ int vm_open(struct vm *vm, char *err, size_t errlen)
 	vm->kvm_fd = vm->vm_fd = vm->exit_fd = vm->ram_fd = -1;
 	pthread_mutex_init(&vm->park_lock, NULL);
 	pthread_cond_init(&vm->park_cond, NULL);
+	pthread_mutex_init(&vm->coal_lock, NULL);
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
 	vm->kvm_fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -216,6 +218,57 @@ int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 	return 0;
 }
 
+/*
+ * The coalesced-write ring: the page KVM_CHECK_EXTENSION(COALESCED_MMIO)
+ * names, counted in pages from the start of vCPU 0's kvm_run mapping.
+ */
+static void vm_coal_map(struct vm *vm)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int off;
+
+	if (vm->coal_ring || !vm->coal_ranges || !vm->vcpus ||
+	    !vm->vcpus[0].run || page <= 0)
+		return;
+	off = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_MMIO);
+	if (off <= 0 || (long)(off + 1) * page > vm->run_size)
+		return;
+	vm->coal_entries = coalesced_ring_entries(page);
+	vm->coal_ring = (struct kvm_coalesced_mmio_ring *)
+		((uint8_t *)vm->vcpus[0].run + (long)off * page);
+}
+
+int vm_coalesce_pio(struct vm *vm, uint16_t port, uint32_t len)
+{
+	struct kvm_coalesced_mmio_zone z = { .addr = port, .size = len,
+					     .pio = 1 };
+
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_MMIO) <= 0 ||
+	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_PIO) <= 0)
+		return -EOPNOTSUPP;
+	if (ioctl(vm->vm_fd, KVM_REGISTER_COALESCED_MMIO, &z) < 0)
+		return -errno;
+	vm->coal_ranges++;
+	vm_coal_map(vm);
+	return 0;
+}
+
+void vm_coalesced_flush(struct vm *vm)
+{
+	struct kvm_coalesced_mmio_ring *r = vm->coal_ring;
+	unsigned int n;
+
+	if (!r || __atomic_load_n(&r->first, __ATOMIC_RELAXED) ==
+			  __atomic_load_n(&r->last, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&vm->coal_lock);
+	n = coalesced_drain(r, vm->coal_entries, &vm->pio, &vm->mmio);
+	pthread_mutex_unlock(&vm->coal_lock);
+	if (n)
+		atomic_fetch_add_explicit(&vm->coal_writes, n,
+					  memory_order_relaxed);
+}
+
 int vm_create_vcpus(struct vm *vm, unsigned int ncpus, char *err,
 		    size_t errlen)
 {
@@ -255,6 +308,7 @@ int vm_create_vcpus(struct vm *vm, unsigned int ncpus, char *err,
 		if (ret)
 			return ret;
 	}
+	vm_coal_map(vm);
 	return 0;
 }
 
@@ -333,6 +387,13 @@ void vm_print_stats(struct vm *vm, int fd)
 			n[VCPU_EXIT_IO_IN], n[VCPU_EXIT_IO_OUT],
 			n[VCPU_EXIT_MMIO_READ], n[VCPU_EXIT_MMIO_WRITE]);
 	}
+	/* Writes KVM queued without an exit (vm_coalesce_pio()). */
+	if (vm->vcpus && vm->coal_ranges)
+		dprintf(fd, "microvm: stats coalesced: ranges %u ring %s "
+			"writes %llu\n", vm->coal_ranges,
+			vm->coal_ring ? "mapped" : "none",
+			(unsigned long long)atomic_load_explicit(
+				&vm->coal_writes, memory_order_relaxed));
 }
 
 /*
@@ -410,6 +471,9 @@ static void *vcpu_run_loop(struct vcpu *v)
 		ret = ioctl(v->fd, KVM_RUN, 0);
 
 		vcpu_count_exit(v, ret, run);
+		/* Writes KVM queued reach their devices before this exit, and
+		 * so before anything the guest does after them. */
+		vm_coalesced_flush(vm);
 		if (ret < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				run->immediate_exit = 0;
@@ -542,6 +606,8 @@ int vm_pause_vcpus(struct vm *vm, unsigned int limit_ms)
 	pthread_mutex_unlock(&vm->park_lock);
 	if (ret)
 		vm_resume_vcpus(vm);
+	else
+		vm_coalesced_flush(vm); /* the devices' state is whole */
 	return ret;
 }
 
@@ -595,6 +661,8 @@ int vm_stop_vcpus(struct vm *vm)
 			stuck++;
 		}
 	}
+	if (!stuck)
+		vm_coalesced_flush(vm); /* the guest's last bytes */
 	return (int)stuck;
 }
 
@@ -602,6 +670,7 @@ void vm_close(struct vm *vm)
 {
 	unsigned int i;
 
+	vm->coal_ring = NULL; /* it lies in vCPU 0's mapping */
 	for (i = 0; vm->vcpus && i < vm->ncpus; i++) {
 		if (vm->vcpus[i].run)
 			munmap(vm->vcpus[i].run, vm->run_size);

@@ -117,7 +117,22 @@ struct vm {
 	atomic_bool pause_req;
 	unsigned int nr_parked;
 	unsigned int nr_running; /* vCPU threads inside their run loop */
+	/*
+	 * Coalesced writes (vmm/coalesced.h): the ring, in vCPU 0's kvm_run
+	 * mapping, once a range was registered and vCPU 0 exists (else
+	 * NULL); drained under coal_lock; coal_writes counts the writes
+	 * replayed, for --stats.
+	 */
+	struct kvm_coalesced_mmio_ring *coal_ring;
+	uint32_t coal_entries;
+	unsigned int coal_ranges;
+	pthread_mutex_t coal_lock;
+	atomic_ullong coal_writes;
 };
+
+/* How often main replays coalesced writes that no exit has flushed: the
+ * longest a guest's last UART byte (and its THR-empty interrupt) waits. */
+#define VM_COALESCED_FLUSH_MS 10
 
 /**
  * vm_open() - open the KVM device and create an empty VM.
@@ -233,5 +248,24 @@ int vm_irq_routing_init(struct vm *vm, char *err, size_t errlen);
 
 /* The hypervisor services virtio transports use (virtio/host.h). */
 extern const struct virtio_host_ops vm_virtio_host_ops;
+
+/**
+ * vm_coalesce_pio() - let KVM queue the guest's writes to ports [@port,
+ * @port + @len) instead of exiting (vmm/coalesced.h). The bus handler
+ * of those ports then sees each write later, in order, before any other
+ * exit is handled, at vm_pause_vcpus() and vm_stop_vcpus(), and at
+ * least every VM_COALESCED_FLUSH_MS (vm_coalesced_flush() from main).
+ * Reads still exit. For handlers whose writes may take effect late.
+ * Return: 0; -EOPNOTSUPP when KVM cannot (the writes keep exiting, which
+ * is correct, only slower); -errno from the ioctl.
+ * Context: setup, before vm_start_vcpus().
+ */
+int vm_coalesce_pio(struct vm *vm, uint16_t port, uint32_t len);
+
+/**
+ * vm_coalesced_flush() - replay the queued writes now.
+ * Context: any thread; cheap when nothing is queued.
+ */
+void vm_coalesced_flush(struct vm *vm);
 
 #endif

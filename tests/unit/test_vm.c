@@ -123,6 +123,20 @@ static void test_print_stats(void)
 	CHECK(strstr(buf, "microvm: stats vcpu 1: exits 3 io 0 mmio 0 "
 			  "intr 2 other 1 io-in 0 io-out 0 mmio-read 0 "
 			  "mmio-write 0\n") != NULL);
+	CHECK(strstr(buf, "microvm: stats coalesced") == NULL);
+	/* With a coalesced range: the writes KVM queued, a line of its own. */
+	vm.coal_ranges = 1;
+	atomic_store(&vm.coal_writes, 37);
+	CHECK_EQ(pipe(fds), 0);
+	vm_print_stats(&vm, fds[1]);
+	close(fds[1]);
+	memset(buf, 0, sizeof(buf));
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	CHECK(n > 0);
+	CHECK(strstr(buf, "microvm: stats coalesced: ranges 1 ring none "
+			  "writes 37\n") != NULL);
+	vm.coal_ranges = 0;
 	/* No vCPUs yet (startup failed early): nothing, no crash. */
 	vm.vcpus = NULL;
 	CHECK_EQ(pipe(fds), 0);

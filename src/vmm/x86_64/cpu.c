@@ -88,6 +88,9 @@ static void cpuid_drop_xsave(struct kvm_cpuid_entry2 *e)
 }
 
 #define CPUID1_ECX_TSC_DEADLINE (1u << 24)
+#define CPUID1_ECX_VMX (1u << 5)
+#define CPUID81_ECX_SVM (1u << 2)
+#define CPUID_SVM_LEAF 0x8000000au
 #define CPUID_BRAND_FIRST 0x80000002u
 #define CPUID_BRAND_LAST 0x80000004u
 
@@ -147,6 +150,20 @@ static void cpuid_fixup(struct kvm_cpuid2 *c, unsigned int id, bool no_xsave,
 			 */
 			if (tsc_deadline)
 				e->ecx |= CPUID1_ECX_TSC_DEADLINE;
+			e->ecx &= ~CPUID1_ECX_VMX;
+			break;
+		/*
+		 * No nested virtualization: KVM offers it when the host's
+		 * module allows, but a snapshot does not carry a nested
+		 * guest's state, and a guest hypervisor (Debian's udev loads
+		 * kvm_amd where SVM shows) only costs the guest. So no SVM
+		 * or VMX: the guest cannot set EFER.SVME or enter VMX.
+		 */
+		case 0x80000001:
+			e->ecx &= ~CPUID81_ECX_SVM;
+			break;
+		case CPUID_SVM_LEAF:
+			e->eax = e->ebx = e->ecx = e->edx = 0;
 			break;
 		default:
 			break;

@@ -253,6 +253,16 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 		ret = machine_add_dev(m, "com1", &com1_ops, &a->com1);
 	if (ret)
 		goto fail;
+	/*
+	 * The transmit register's writes queue in KVM's ring instead of
+	 * exiting: a console line costs an exit per LSR poll, not two per
+	 * byte. Its effects (the byte out, THR empty again) may come late;
+	 * every other UART access is an exit, which replays the queue first.
+	 * Where KVM cannot, the writes keep exiting.
+	 */
+	if (vm_coalesce_pio(vm, PORT_COM1, 1))
+		log_debug("COM1: coalesced port I/O unavailable; each "
+			  "transmitted byte exits");
 	what = "i8042";
 	i8042_init(&a->kbd, machine_reset, vm, vm_irq_line, vm, IRQ_I8042_KBD);
 	ret = bus_register(&vm->pio, PORT_I8042_DATA, 1, i8042_data_access,

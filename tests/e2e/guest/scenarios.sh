@@ -206,16 +206,20 @@ e2e_end()
 }
 
 # e2e_check_cpu_model: the CPU features the VMM adds to KVM's defaults
-# reach the guest: the TSC-deadline timer and a processor brand string.
+# reach the guest: the TSC-deadline timer and a processor brand string;
+# and the one it takes away, nested virtualization (no svm, no vmx).
 e2e_check_cpu_model()
 {
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	if ! grep -qw tsc_deadline_timer /proc/cpuinfo; then
 		e2e_fail "cpu: no tsc_deadline_timer in /proc/cpuinfo"
+	elif grep -qw 'svm\|vmx' /proc/cpuinfo; then
+		e2e_fail "cpu: the guest is offered nested virtualization" \
+			"($(grep -ow 'svm\|vmx' /proc/cpuinfo | sort -u | tr '\n' ' '))"
 	elif [ -z "$model" ] || echo "$model" | grep -q 'Hammer\|unknown'; then
 		e2e_fail "cpu: no brand string (model name '$model')"
 	else
-		e2e_ok "cpu: tsc_deadline_timer, model name '$model'"
+		e2e_ok "cpu: tsc_deadline_timer, no svm/vmx, model name '$model'"
 	fi
 }
 

@@ -10,9 +10,11 @@
  */
 #include "devices/pl011.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "devices/uart_host.h"
+#include "snapshot/snap.h"
 #include "util/le.h"
 
 /* Register offsets (TRM table 3-1). */
@@ -330,4 +332,59 @@ void pl011_tx_stats(struct pl011 *u, struct outbuf_stats *st)
 void pl011_destroy(struct pl011 *u)
 {
 	uart_host_destroy(&u->h, PL011_TX_FLUSH_MS);
+}
+
+void pl011_save(struct pl011 *u, struct snap_writer *w)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&u->h.lock);
+	snap_put_u16(w, u->cr);
+	snap_put_u16(w, u->imsc);
+	snap_put_u16(w, u->ris);
+	snap_put_u16(w, u->ibrd);
+	snap_put_u8(w, u->fbrd);
+	snap_put_u8(w, u->lcr_h);
+	snap_put_u8(w, u->ifls);
+	snap_put_u8(w, u->rsr);
+	snap_put_u32(w, u->rx_count);
+	for (i = 0; i < u->rx_count; i++)
+		snap_put_u8(w, u->rx[(u->rx_head + i) % PL011_FIFO_SIZE]);
+	pthread_mutex_unlock(&u->h.lock);
+}
+
+int pl011_load(struct pl011 *u, struct snap_reader *r)
+{
+	uint16_t cr, imsc, ris, ibrd;
+	uint8_t b[4], rx[PL011_FIFO_SIZE];
+	uint32_t n, i;
+
+	cr = snap_get_u16(r);
+	imsc = snap_get_u16(r);
+	ris = snap_get_u16(r);
+	ibrd = snap_get_u16(r);
+	snap_get_bytes(r, b, sizeof(b));
+	n = snap_get_u32(r);
+	if (r->bad || n > PL011_FIFO_SIZE)
+		return -EINVAL;
+	snap_get_bytes(r, rx, n);
+	if (r->bad || !snap_reader_done(r))
+		return -EINVAL;
+	pthread_mutex_lock(&u->h.lock);
+	u->cr = cr & CR_MASK;
+	u->imsc = imsc & INT_MASK;
+	u->ris = ris & INT_MASK;
+	u->ibrd = ibrd;
+	u->fbrd = b[0] & 0x3f;
+	u->lcr_h = b[1];
+	u->ifls = b[2] & IFLS_MASK;
+	u->rsr = b[3] & RSR_OE;
+	u->rx_head = 0;
+	u->rx_count = n;
+	for (i = 0; i < n; i++)
+		u->rx[i] = rx[i];
+	pl011_room_check_locked(u);
+	pl011_update_irq_locked(u);
+	pthread_mutex_unlock(&u->h.lock);
+	return 0;
 }

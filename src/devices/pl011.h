@@ -152,4 +152,21 @@ size_t pl011_input(struct pl011 *u, const uint8_t *buf, size_t n);
  */
 int pl011_room_fd(const struct pl011 *u);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * pl011_save() - the UART's registers and received bytes not yet read,
+ * for a snapshot. Context: any thread, the guest paused.
+ */
+void pl011_save(struct pl011 *u, struct snap_writer *w);
+
+/**
+ * pl011_load() - pl011_save()'s state back; register values are masked
+ * to the bits the UART has, and the interrupt line follows them.
+ * Return: 0, or -EINVAL for a truncated or oversized state.
+ * Context: startup of a restore, before the vCPUs run.
+ */
+int pl011_load(struct pl011 *u, struct snap_reader *r);
+
 #endif

@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "snapshot/snap.h"
 #include "util/le.h"
 #include "util/log.h"
 
@@ -210,4 +211,41 @@ void pl031_destroy(struct pl031 *r)
 	if (r->timer_fd >= 0)
 		close(r->timer_fd);
 	r->timer_fd = -1;
+}
+
+/*
+ * The counter as an offset from the host's wall clock: restored, it goes
+ * on from the host's time then, as a battery-backed clock does across a
+ * suspend, and the guest's hctosys after a restore reads the real date.
+ */
+void pl031_save(struct pl031 *r, struct snap_writer *w)
+{
+	pthread_mutex_lock(&r->lock);
+	snap_put_u64(w, (uint64_t)((int64_t)pl031_counter_locked(r) -
+				   r->now()));
+	snap_put_u32(w, r->mr);
+	snap_put_u8(w, r->imsc);
+	snap_put_u8(w, r->ris);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int pl031_load(struct pl031 *r, struct snap_reader *rd)
+{
+	int64_t offset = (int64_t)snap_get_u64(rd);
+	uint32_t mr = snap_get_u32(rd);
+	uint8_t imsc = snap_get_u8(rd), ris = snap_get_u8(rd);
+
+	if (rd->bad || !snap_reader_done(rd))
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	r->base = r->now();
+	r->lr = (uint32_t)(r->base + offset);
+	r->imsc = imsc & RTC_INT;
+	r->ris = ris & RTC_INT;
+	r->mr = mr;
+	if (mr)
+		pl031_arm_locked(r);
+	pl031_update_irq_locked(r);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
 }

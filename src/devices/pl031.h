@@ -98,4 +98,22 @@ int pl031_timer_fd(const struct pl031 *r);
  */
 void pl031_timer_fired(struct pl031 *r);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * pl031_save() - the RTC's state for a snapshot: the counter as an
+ * offset from the host's wall clock, the match value, mask and status.
+ * Context: any thread, the guest paused.
+ */
+void pl031_save(struct pl031 *r, struct snap_writer *w);
+
+/**
+ * pl031_load() - pl031_save()'s state back: the counter goes on from the
+ * host's wall clock with the saved offset, a match ahead is re-armed.
+ * Return: 0, or -EINVAL for a truncated or oversized state.
+ * Context: startup of a restore, before the vCPUs run.
+ */
+int pl031_load(struct pl031 *r, struct snap_reader *rd);
+
 #endif

@@ -235,6 +235,14 @@ static const unsigned long snapshot_ioctls[] = {
 	KVM_GET_XCRS, KVM_GET_DEBUGREGS, KVM_GET_VCPU_EVENTS, KVM_GET_CPUID2,
 	KVM_GET_IRQCHIP, KVM_GET_PIT2, KVM_GET_CLOCK,
 #endif
+#ifdef __aarch64__
+	/* every register KVM lists, MP state and events; the GIC's and
+	 * ITS's registers, and the two calls (SET_DEVICE_ATTR, group CTRL)
+	 * that make KVM write their tables into guest RAM; the CPU target */
+	KVM_GET_REG_LIST, KVM_GET_MP_STATE, KVM_GET_VCPU_EVENTS,
+	KVM_GET_DEVICE_ATTR, KVM_HAS_DEVICE_ATTR, KVM_SET_DEVICE_ATTR,
+	KVM_ARM_PREFERRED_TARGET,
+#endif
 	KVM_GET_DIRTY_LOG,
 };
 

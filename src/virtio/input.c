@@ -10,8 +10,10 @@
 #include "virtio/input.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "snapshot/snap.h"
 #include "util/le.h"
 
 #define INPUT_NAME "microvm keyboard"
@@ -273,6 +275,70 @@ static void input_stop(struct virtio_dev *vdev)
 		input_forget_locked(in);
 }
 
+/*
+ * Snapshot state: the configuration the driver selected, whether a
+ * driver ever set DRIVER_OK, and the key events still waiting for an
+ * eventq buffer (a Ctrl-Alt-Del half delivered when the guest paused).
+ */
+static int input_save(struct virtio_dev *vdev, struct snap_writer *w,
+		      char *err, size_t errlen)
+{
+	struct virtio_input *in = vdev->dev;
+	unsigned int i;
+
+	(void)err;
+	(void)errlen;
+	snap_put_u8(w, in->cfg[0]);
+	snap_put_u8(w, in->cfg[1]);
+	snap_put_u8(w, in->driver_ok);
+	snap_put_u32(w, in->nr_pending);
+	for (i = 0; i < in->nr_pending; i++) {
+		const struct virtio_input_event *ev =
+			&in->pending[(in->pending_head + i) %
+				     VIRTIO_INPUT_PENDING];
+
+		snap_put_u16(w, ev->type);
+		snap_put_u16(w, ev->code);
+		snap_put_u32(w, ev->value);
+	}
+	return 0;
+}
+
+static int input_load(struct virtio_dev *vdev, struct snap_reader *r,
+		      char *err, size_t errlen)
+{
+	struct virtio_input *in = vdev->dev;
+	struct virtio_input_event ev[VIRTIO_INPUT_PENDING];
+	uint8_t select = snap_get_u8(r), subsel = snap_get_u8(r);
+	bool driver_ok = snap_get_u8(r) != 0;
+	uint32_t n = snap_get_u32(r), i;
+
+	if (r->bad || n > VIRTIO_INPUT_PENDING) {
+		snprintf(err, errlen, "%s: malformed keyboard state",
+			 vdev->name);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		ev[i].type = snap_get_u16(r);
+		ev[i].code = snap_get_u16(r);
+		ev[i].value = snap_get_u32(r);
+	}
+	if (r->bad) {
+		snprintf(err, errlen, "%s: malformed keyboard state",
+			 vdev->name);
+		return -EINVAL;
+	}
+	in->cfg[0] = select;
+	in->cfg[1] = subsel;
+	input_cfg_select_locked(in);
+	in->driver_ok = driver_ok;
+	in->pending_head = 0;
+	in->nr_pending = n;
+	for (i = 0; i < n; i++)
+		in->pending[i] = ev[i];
+	return 0;
+}
+
 static const struct virtio_dev_ops input_ops = {
 	.name = "virtio-input",
 	.device_id = VIRTIO_ID_INPUT,
@@ -280,6 +346,8 @@ static const struct virtio_dev_ops input_ops = {
 	.start = input_start,
 	.stop = input_stop,
 	.kick = input_kick,
+	.save = input_save,
+	.load = input_load,
 };
 
 int virtio_input_init(struct virtio_input *in, const struct guest_mem *gm,

@@ -383,6 +383,15 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen);
 int arch_machine_boot(struct machine *m, char *err, size_t errlen);
 
 /**
+ * arch_machine_restore() - what a restore needs in place of the boot
+ * before the snapshot's state is applied: the devices arch_machine_boot()
+ * would have added (arm64: the keyboard, with an API), nothing loaded.
+ * Return: 0 or -errno with a message.  Context: startup of a restore,
+ * vCPUs created.
+ */
+int arch_machine_restore(struct machine *m, char *err, size_t errlen);
+
+/**
  * arch_machine_console_start() - connect stdin to the guest console.
  * Return: 0 or -errno.
  */

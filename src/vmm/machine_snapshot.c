@@ -314,6 +314,17 @@ int machine_snapshot_create(struct machine *m,
 	if (ret)
 		return ret;
 	/*
+	 * The state first: on arm64 it makes KVM write the GIC's tables
+	 * into guest RAM, and those pages must be in the memory file too
+	 * (a Diff's dirty log is read after them).
+	 */
+	snap_writer_init(&w);
+	ret = build_state(m, req, &w, err, errlen);
+	if (ret) {
+		snap_writer_free(&w);
+		return ret;
+	}
+	/*
 	 * What changed since the last snapshot, collected at this paused
 	 * point: a Diff writes it, a Full starts the count again. If this
 	 * snapshot then fails, what was collected is lost: no Diff until
@@ -326,15 +337,9 @@ int machine_snapshot_create(struct machine *m,
 			ret = -errno;
 			snprintf(err, errlen, "dirty page log: %s",
 				 strerror(-ret));
+			snap_writer_free(&w);
 			return ret;
 		}
-	}
-	snap_writer_init(&w);
-	ret = build_state(m, req, &w, err, errlen);
-	if (ret) {
-		snap_writer_free(&w);
-		free(dirty);
-		return ret;
 	}
 	ret = snap_writer_finish(&w, arch_snap_id, &buf, &len);
 	if (ret) {

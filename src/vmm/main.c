@@ -277,9 +277,12 @@ static int step_vcpus(struct machine *m, char *err, size_t errlen)
 
 static int step_boot(struct machine *m, char *err, size_t errlen)
 {
-	if (is_restoring())
-		return machine_snapshot_apply(m, &restoring, err, errlen);
-	return arch_machine_boot(m, err, errlen);
+	int ret;
+
+	if (!is_restoring())
+		return arch_machine_boot(m, err, errlen);
+	ret = arch_machine_restore(m, err, errlen);
+	return ret ? ret : machine_snapshot_apply(m, &restoring, err, errlen);
 }
 
 /*

@@ -22,7 +22,7 @@
 #
 # Usage: boot-test.sh --artifacts DIR --cross-build DIR [--cpus N]
 #                     [--hang SECONDS] [--disk mmio|pci] [--queues N]
-#                     [--maxcpus M] [--end poweroff|reset|exitN|cad]
+#                     [--maxcpus M] [--end poweroff|reset|exitN|cad|snap]
 #                     [--quiet] [--l1-cpus N] [--timeout SECONDS]
 #   --artifacts    prepare.sh's output (kernel, busybox)
 #   --cross-build  where tests/cross-aarch64.sh --microvm-only builds the
@@ -58,6 +58,15 @@
 #                  must have sent its
 #                  8 events (--stats), the status must be 0 and the
 #                  cause "PSCI poweroff"
+#                  snap: as cad, but L2 counts ticks meanwhile, and L1
+#                  snapshots microvm at tick 5 (PATCH /vm Paused, PUT
+#                  /snapshot/create), kills it and restores the snapshot
+#                  with microvm --restore: the restored L2 must go on
+#                  from the snapshot's tick (the next one, or the one
+#                  after when the pause cut a line), without booting,
+#                  count 5 more and end on SendCtrlAltDel with status 0;
+#                  with --disk, L2 reads the disk each tick and the
+#                  restored microvm must have served some of them
 #   --quiet        quiet on L2's command line (no boot log)
 #   --l1-cpus N    L1's vCPUs (default 2)
 #   --timeout      bound on the whole L1 run (default 480)
@@ -98,9 +107,9 @@ case "$disk" in
 *) echo "boot-test: bad --disk '$disk' (mmio or pci)" >&2; exit 2 ;;
 esac
 case "$l2end" in
-poweroff|reset|cad) want_status=0 ;;
+poweroff|reset|cad|snap) want_status=0 ;;
 exit[0-9]*) want_status=${l2end#exit} ;;
-*) echo "boot-test: bad --end '$l2end' (poweroff, reset, exitN or cad)" >&2; exit 2 ;;
+*) echo "boot-test: bad --end '$l2end' (poweroff, reset, exitN, cad or snap)" >&2; exit 2 ;;
 esac
 for v in "$cpus" "$limit" "$l1cpus" "$want_status" ${hang:+"$hang"} \
 	${queues:+"$queues"} ${maxcpus:+"$maxcpus"}; do
@@ -148,7 +157,7 @@ install -m 755 "$art/busybox" "$work/l1/bin/busybox"
 ln -s busybox "$work/l1/bin/sh"
 install -m 755 "$DIR/guest/l1-boot-init.sh" "$work/l1/init"
 install -m 755 "$vmm" "$work/l1/bin/microvm"
-if [ "$l2end" = cad ]; then
+if [ "$l2end" = cad ] || [ "$l2end" = snap ]; then
 	aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror \
 		-o "$work/l1/bin/api-put" "$DIR/guest/api-put.c" ||
 		die "building guest/api-put.c failed"
@@ -238,7 +247,7 @@ else
 	case "$l2end" in
 	reset) cause='PSCI reset' ;;
 	exit*) cause='guest exit register' ;;
-	cad) cause='PSCI poweroff' ;;
+	cad|snap) cause='PSCI poweroff' ;;
 	*) cause='' ;;
 	esac
 	[ -z "$cause" ] || grep -q "^microvm: guest ended: $cause, exit status $status" "$log" ||
@@ -265,6 +274,38 @@ if [ "$l2end" = cad ]; then
 	grep -q '^microvm: stats kbd: events-sent 8 dropped 0 ' "$log" ||
 		die "the keyboard did not send its 8 events: $(grep 'stats kbd' "$log")"
 fi
+if [ "$l2end" = snap ]; then
+	# The restored guest goes on from the snapshot's tick, without a
+	# boot, and ends on Ctrl-Alt-Del; its first whole tick line is the
+	# next one (or the one after, when the pause cut a line in two).
+	tr -d '\r' <"$log" >"$work/log"
+	t0=$(sed -n 's/^ARM64-L1: snapshot at tick \([0-9]*\)$/\1/p' "$work/log" | head -n 1)
+	[ -n "$t0" ] || die "no snapshot was written: $(grep -E '^ARM64-L1: (PUT|PATCH) ' "$work/log" | tr '\n' ';')"
+	sed -n '/^ARM64-L1: console-begin restored$/,/^ARM64-L1: console-end restored$/p' \
+		"$work/log" >"$work/restored"
+	first=$(sed -n 's/^ARM64-L2: tick \([0-9]*\)$/\1/p' "$work/restored" | head -n 1)
+	last=$(sed -n 's/^ARM64-L2: tick \([0-9]*\)$/\1/p' "$work/restored" | tail -n 1)
+	echo "E2E-ARM64: snapshot at tick $t0, restored ticks ${first:-none} to ${last:-none}"
+	[ -n "$first" ] && [ "$first" -gt "$t0" ] && [ "$first" -le $((t0 + 2)) ] ||
+		die "the restored guest's first tick is ${first:-none}, the snapshot's $t0"
+	[ "$last" -ge $((t0 + 5)) ] ||
+		die "the restored guest counted to $last only (snapshot at $t0)"
+	grep -q 'Booting Linux' "$work/restored" &&
+		die "the restored guest booted again"
+	grep -q '^ARM64-L2: ctrl-alt-del seen' "$work/restored" ||
+		die "the restored guest never saw Ctrl-Alt-Del"
+	grep -q '^ARM64-L2: read failed' "$work/log" &&
+		die "$(grep '^ARM64-L2: read failed' "$work/log" | head -n 1)"
+	# With a disk: the restored microvm served the ticks' reads.
+	if [ -n "$disk" ]; then
+		after=$(sed -n '/^microvm: resumed$/,$p' "$work/log" | awk '
+			/^microvm: stats vda queue [0-9]+: requests / { s += $7 }
+			END { print s + 0 }')
+		echo "E2E-ARM64: requests served after the restore: $after"
+		[ "$after" -gt 0 ] ||
+			die "the restored microvm served no disk request"
+	fi
+fi
 if [ -n "$disk" ]; then
 	want=$(sed -n 's/^ARM64-L1: disk md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
 	got=$(sed -n 's/^ARM64-L2: vda md5 \([0-9a-f]*\).*/\1/p' "$log" | head -n 1)
@@ -289,7 +330,8 @@ if [ -n "$disk" ]; then
 	[ "$nq" = "$wantq" ] ||
 		die "L2 set up ${nq:-no} queues on vda, want $wantq"
 	used=$(grep -c '^microvm: stats vda queue [0-9]*: requests [1-9]' "$log")
-	[ "$used" = "$nq" ] ||
+	# snap: two microvms' stats, the original's and the restored's.
+	[ "$used" = "$nq" ] || { [ "$l2end" = snap ] && [ "$used" -ge "$nq" ]; } ||
 		die "microvm saw requests on $used of vda's $nq queues"
 	echo "E2E-ARM64: vda queues $nq, with requests $used"
 fi

@@ -109,6 +109,19 @@ add_test(NAME e2e-arm64.cad
 set_tests_properties(e2e-arm64.cad PROPERTIES
 	LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77 TIMEOUT 600
 	RESOURCE_LOCK e2e_vm)
+# snapshot_pci: a snapshot of a running 2-vCPU guest and its restore in
+# a new microvm (boot-test.sh --end snap): vCPU registers, the GICv3 with
+# its ITS (the disk's MSI-X), the PL011, PL031, virtio-input and a
+# virtio-blk on pci; the restored guest goes on counting and reading the
+# disk from where it was, and ends on SendCtrlAltDel.
+add_test(NAME e2e-arm64.snapshot_pci
+	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
+		--artifacts ${E2E_ARM64_ARTIFACTS}
+		--cross-build ${E2E_ARM64_CROSS} --cpus 2 --disk pci --end snap
+		--quiet)
+set_tests_properties(e2e-arm64.snapshot_pci PROPERTIES
+	LABELS "e2e;e2e-arm64" SKIP_RETURN_CODE 77 TIMEOUT 600
+	RESOURCE_LOCK e2e_vm)
 add_test(NAME e2e-arm64.timeout
 	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS}

@@ -149,7 +149,7 @@ microvm_fuzz_target(fuzz_cli vmm/cli.c vmm/cli_net.c ${MICROVM_FUZZ_FC_CONFIG}
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_fc_config ${MICROVM_FUZZ_FC_CONFIG})
 # The arm64 console, on its own (no bus: the model decodes its whole page).
-microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c
+microvm_fuzz_target(fuzz_pl011 devices/pl011.c devices/uart_host.c snapshot/snap.c
 	util/clock.c util/evloop.c util/outbuf.c
 	${MICROVM_FUZZ_CONFINE})
 microvm_fuzz_target(fuzz_platform vmm/bus.c devices/serial.c devices/uart_host.c

@@ -92,6 +92,52 @@ static int machine_pci_init(struct machine *m, struct arch_machine *a)
 	return ret;
 }
 
+static int uart_save(void *opaque, struct snap_writer *w, char *err,
+		     size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	pl011_save(opaque, w);
+	return 0;
+}
+
+static int uart_load(void *opaque, struct snap_reader *r, char *err,
+		     size_t errlen)
+{
+	if (!pl011_load(opaque, r))
+		return 0;
+	snprintf(err, errlen, "PL011: malformed state");
+	return -EINVAL;
+}
+
+static const struct machine_dev_ops uart_ops = {
+	.save = uart_save,
+	.load = uart_load,
+};
+
+static int rtc_save(void *opaque, struct snap_writer *w, char *err,
+		    size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	pl031_save(opaque, w);
+	return 0;
+}
+
+static int rtc_load(void *opaque, struct snap_reader *r, char *err,
+		    size_t errlen)
+{
+	if (!pl031_load(opaque, r))
+		return 0;
+	snprintf(err, errlen, "PL031: malformed state");
+	return -EINVAL;
+}
+
+static const struct machine_dev_ops rtc_ops = {
+	.save = rtc_save,
+	.load = rtc_load,
+};
+
 int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct arch_machine *a;
@@ -113,6 +159,8 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	a->uart_ready = true;
 	ret = bus_register(&vm->mmio, ARM64_PL011_BASE, ARM64_PL011_SIZE,
 			   pl011_access, &a->uart);
+	if (!ret)
+		ret = machine_add_dev(m, "pl011", &uart_ops, &a->uart);
 	if (ret)
 		goto fail;
 	what = "PL031";
@@ -122,6 +170,8 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	a->rtc_ready = true;
 	ret = bus_register(&vm->mmio, ARM64_PL031_BASE, ARM64_PL031_SIZE,
 			   pl031_access, &a->rtc);
+	if (!ret)
+		ret = machine_add_dev(m, "pl031", &rtc_ops, &a->rtc);
 	if (ret)
 		goto fail;
 	what = "exit register";
@@ -302,6 +352,18 @@ int arch_machine_boot(struct machine *m, char *err, size_t errlen)
 		return ret;
 	return arm64_cpu_set_boot_state(&m->vm.vcpus[0], st.entry,
 					st.dtb_addr, err, errlen);
+}
+
+int arch_machine_restore(struct machine *m, char *err, size_t errlen)
+{
+	/*
+	 * The keyboard after the disks, where the boot put it: snapshots
+	 * are made through the API, whose machine has it, so a restore
+	 * (with an API or with --restore) has it too.
+	 */
+	if (!m->arch->kbd_ready)
+		return machine_kbd_attach(m, m->arch, err, errlen);
+	return 0;
 }
 
 static size_t machine_console_input(void *opaque, const uint8_t *buf,

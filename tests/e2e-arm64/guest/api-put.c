@@ -2,8 +2,10 @@
 /*
  * A minimal API client for the arm64 L1 (its busybox has no curl and its
  * nc no Unix sockets): one HTTP/1.1 PUT of a JSON body to microvm's API
- * socket, then the status code and the body on one line:
- *	api-put SOCKET PATH JSON  ->  "API-PUT: 204" or "API-PUT: 400 {...}"
+ * socket (or a PATCH, when METHOD says so), then the status code and the
+ * body on one line:
+ *	api-put SOCKET PATH JSON [METHOD]
+ *		->  "API-PUT: 204" or "API-PUT: 400 {...}"
  * Exit status: 0 on a 2xx answer, 1 on another answer, 2 when the socket
  * cannot be reached or the answer is not HTTP.
  */
@@ -35,15 +37,18 @@ int main(int argc, char **argv)
 	ssize_t r;
 	int fd, n, code;
 
-	if (argc != 4 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "usage: api-put SOCKET PATH JSON\n");
+	if ((argc != 4 && argc != 5) ||
+	    strlen(argv[1]) >= sizeof(sa.sun_path) ||
+	    (argc == 5 && strcmp(argv[4], "PUT") && strcmp(argv[4], "PATCH"))) {
+		fprintf(stderr, "usage: api-put SOCKET PATH JSON [PUT|PATCH]\n");
 		return 2;
 	}
 	n = snprintf(req, sizeof(req),
-		     "PUT %s HTTP/1.1\r\nHost: localhost\r\n"
+		     "%s %s HTTP/1.1\r\nHost: localhost\r\n"
 		     "Content-Type: application/json\r\n"
 		     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-		     argv[2], strlen(argv[3]), argv[3]);
+		     argc == 5 ? argv[4] : "PUT", argv[2], strlen(argv[3]),
+		     argv[3]);
 	if (n < 0 || (size_t)n >= sizeof(req)) {
 		fprintf(stderr, "api-put: request too long\n");
 		return 2;

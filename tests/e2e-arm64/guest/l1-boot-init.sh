@@ -26,6 +26,15 @@
 #                   is taken (204), printing each distinct answer
 #   l1.quiet=1      quiet on L2's command line (no boot log on the
 #                   console: each byte is a nested exit)
+#   l1.end=snap     a snapshot and its restore: L2 counts (l2-init.sh's
+#                   l2.end=snap); at tick 5 this script pauses microvm
+#                   (PATCH /vm), writes a Full snapshot to /tmp/snap
+#                   (PUT /snapshot/create) and kills it, then runs
+#                   microvm --restore /tmp/snap, waits for 5 more ticks
+#                   and ends L2 with SendCtrlAltDel; each microvm's
+#                   console goes to a file, printed after it between
+#                   ARM64-L1: console-begin/console-end lines, and the
+#                   snapshot's last tick is "ARM64-L1: snapshot at tick N"
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -54,7 +63,7 @@ l2args=''
 [ "$hang" = 1 ] && l2args=" l2.hang=1" && set -- "$@" --verbose
 case "$end" in
 reset|exit*) set -- "$@" --verbose ;;
-cad) set -- "$@" --verbose --stats --api-sock /tmp/api.sock ;;
+cad|snap) set -- "$@" --verbose --stats --api-sock /tmp/api.sock ;;
 esac
 [ -n "$end" ] && l2args="$l2args l2.end=$end"
 [ -n "$disk" ] && l2args="$l2args l2.disk=1"
@@ -81,7 +90,84 @@ if [ -n "$disk" ]; then
 fi
 echo "ARM64-L1: microvm $*"
 start=$(cut -d' ' -f1 /proc/uptime)
-if [ "$end" = cad ]; then
+
+# ticks FILE: the tick numbers L2 printed to FILE, one per line.
+ticks()
+{
+	tr -d '\r' <"$1" | sed -n 's/^ARM64-L2: tick \([0-9]*\)$/\1/p'
+}
+# wait_tick FILE N LIMIT PID: until FILE has tick N or more (0), or LIMIT
+# seconds passed or PID ended (1).
+wait_tick()
+{
+	w=0
+	while [ $w -lt "$3" ] && kill -0 "$4" 2>/dev/null; do
+		t=$(ticks "$1" | tail -n 1)
+		[ -n "$t" ] && [ "$t" -ge "$2" ] && return 0
+		sleep 1
+		w=$((w + 1))
+	done
+	return 1
+}
+# api SOCKET PATH JSON [METHOD]: one request, its answer on the log.
+api()
+{
+	a=$(/bin/api-put "$@" 2>&1)
+	echo "ARM64-L1: ${4:-PUT} $2: $a"
+	[ "${a#API-PUT: 204}" != "$a" ]
+}
+# show NAME FILE: a console file on L1's log.
+show()
+{
+	echo "ARM64-L1: console-begin $1"
+	tr -d '\r' <"$2"
+	echo "ARM64-L1: console-end $1"
+}
+
+if [ "$end" = snap ]; then
+	grep -q ' /tmp ' /proc/mounts || mount -t tmpfs tmpfs /tmp
+	mkdir -p /tmp/snap
+	/bin/microvm "$@" >/tmp/con1 &
+	pid=$!
+	if wait_tick /tmp/con1 5 "$limit" $pid &&
+		api /tmp/api.sock /vm '{"state": "Paused"}' PATCH &&
+		api /tmp/api.sock /snapshot/create \
+			'{"snapshot_type": "Full", "snapshot_path": "/tmp/snap/state", "mem_file_path": "/tmp/snap/memory"}'; then
+		echo "ARM64-L1: snapshot at tick $(ticks /tmp/con1 | tail -n 1)"
+		echo "ARM64-L1: snapshot files $(ls -ls /tmp/snap | tr '\n' ' ')"
+	fi
+	kill $pid 2>/dev/null
+	wait $pid
+	echo "ARM64-L1: original status $?"
+	show original /tmp/con1
+	set -- --restore /tmp/snap --api-sock /tmp/api2.sock --stats \
+		--verbose --timeout "$limit"
+	echo "ARM64-L1: microvm $*"
+	start=$(cut -d' ' -f1 /proc/uptime)
+	/bin/microvm "$@" >/tmp/con2 &
+	pid=$!
+	t0=$(ticks /tmp/con1 | tail -n 1)
+	if [ -f /tmp/snap/state ] &&
+		wait_tick /tmp/con2 $((${t0:-0} + 5)) 120 $pid; then
+		n=0
+		while [ $n -lt 30 ] && kill -0 $pid 2>/dev/null &&
+			! api /tmp/api2.sock /actions \
+				'{"action_type": "SendCtrlAltDel"}'; do
+			sleep 1
+			n=$((n + 1))
+		done
+	fi
+	n=0
+	while [ $n -lt 60 ] && kill -0 $pid 2>/dev/null; do
+		sleep 1
+		n=$((n + 1))
+	done
+	kill -0 $pid 2>/dev/null && echo "ARM64-L1: microvm still runs:" \
+		"killed" && kill $pid
+	wait $pid
+	rc=$?
+	show restored /tmp/con2
+elif [ "$end" = cad ]; then
 	/bin/microvm "$@" &
 	pid=$!
 	# 400 until L2's virtio_input set DRIVER_OK, then 204 once; any

@@ -20,6 +20,11 @@
 #                              keyboard's driver loads), and once its
 #                              checks have reported prints it and
 #                              powers off
+#   l2.end=snap                as cad, but counts meanwhile: "ARM64-L2:
+#                              tick N" every 0.2 s (what a snapshot must
+#                              carry across: the restored guest goes on
+#                              from the saved N), with a disk reading a
+#                              block of it each tick (O_DIRECT)
 #   l2.hang=1                  waits forever (for microvm's --timeout)
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -42,7 +47,7 @@ input_names()
 # still run (the API's first 204 can come as soon as the keyboard's
 # driver is up), and they must all report before the poweroff.
 cad=0
-if [ "$end" = cad ]; then
+if [ "$end" = cad ] || [ "$end" = snap ]; then
 	echo 0 >/proc/sys/kernel/ctrl-alt-del
 	trap 'cad=1' INT
 fi
@@ -104,6 +109,23 @@ if grep -q 'l2.hang=1' /proc/cmdline; then
 	while :; do sleep 3600; done
 fi
 echo "ARM64-L2: end $end"
+if [ "$end" = snap ]; then
+	n=0
+	while [ $cad = 0 ]; do
+		n=$((n + 1))
+		echo "ARM64-L2: tick $n"
+		# With a disk, a read through the device each tick: after a
+		# restore its queues and interrupts (MSI-X through the ITS
+		# on pci) must still work.
+		if [ -b /dev/vda ] && ! dd if=/dev/vda of=/dev/null bs=4k \
+			count=1 skip=$((n % 4096)) iflag=direct 2>/dev/null; then
+			echo "ARM64-L2: read failed at tick $n"
+		fi
+		sleep 0.2
+	done
+	echo "ARM64-L2: ctrl-alt-del seen at tick $n"
+	poweroff -f
+fi
 if [ "$end" = cad ]; then
 	# SIGINT from the kernel's ctrl_alt_del() ends it.
 	while [ $cad = 0 ]; do sleep 1; done

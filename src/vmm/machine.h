@@ -48,6 +48,35 @@ struct machine_dev_ops {
 		    size_t errlen);
 };
 
+/*
+ * MACHINE_DEV_STATE_OPS(ops, type, save_fn, load_fn, what): a const
+ * struct machine_dev_ops @ops for a device of @type with no threads to
+ * pause (the vCPUs that drive it are parked), whose state @save_fn(dev,
+ * writer) writes and @load_fn(dev, reader) reads back, returning 0 or
+ * -EINVAL; a load that fails says "@what: malformed state".
+ */
+#define MACHINE_DEV_STATE_OPS(ops, type, save_fn, load_fn, what)            \
+	static int ops##_save(void *opaque, struct snap_writer *w,           \
+			      char *err, size_t errlen)                      \
+	{                                                                    \
+		(void)err;                                                   \
+		(void)errlen;                                                \
+		save_fn((type *)opaque, w);                                  \
+		return 0;                                                    \
+	}                                                                    \
+	static int ops##_load(void *opaque, struct snap_reader *r,           \
+			      char *err, size_t errlen)                      \
+	{                                                                    \
+		if (!load_fn((type *)opaque, r))                             \
+			return 0;                                            \
+		snprintf(err, errlen, "%s: malformed state", what);          \
+		return -EINVAL;                                              \
+	}                                                                    \
+	static const struct machine_dev_ops ops = {                          \
+		.save = ops##_save,                                          \
+		.load = ops##_load,                                          \
+	}
+
 struct machine_dev {
 	const char *name;
 	const struct machine_dev_ops *ops;

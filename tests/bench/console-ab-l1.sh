@@ -25,7 +25,7 @@ while [ "$r" -le "$rounds" ]; do
 		stamp()
 		{
 			tr -d '\r' <"$out" |
-				sed -n "s/^\[ *\([0-9.]*\)\] $1.*/\1/p" | head -n 1
+				sed -n "s|^\[ *\([0-9.]*\)\] $1.*|\1|p" | head -n 1
 		}
 		io=$(awk '/^microvm: stats vcpu [0-9]+: / {
 			for (i = 1; i < NF; i++) {

@@ -4,15 +4,17 @@
 # test guest (Debian's kernel, the test initramfs's boot scenario) prints
 # its kernel messages on ttyS0, booted RUNS times under each binary,
 # alternating (tests/bench/console-ab-l1.sh). Made to measure coalesced
-# port I/O for the UART's transmit register (README "Console"): binary A
-# built without it, B with. Per binary: the median guest time to /init
+# port I/O for the UART's transmit register (README "Console"): A is B
+# with MICROVM_COALESCED_PIO=off unless --microvm-a names another binary
+# (one built before the change). Per binary: the median guest time to /init
 # and to its power-down, the console's bytes, the port reads and writes
 # that exited to microvm and the writes KVM queued (--stats). Through
 # tests/e2e/run-guest.sh: directly on a KVM host, else in one emulated L1
 # (times then mean little alone; the two binaries' in one L1 compare).
 #
-# Usage: console-ab.sh --microvm-a BIN --microvm-b BIN [--runs N]
+# Usage: console-ab.sh [--microvm BIN] [--microvm-a BIN] [--runs N]
 #        [--artifacts DIR] [--records FILE]
+#   --microvm: B (default build/microvm)
 # Stdout: the records, then a Markdown table. Exit: run-guest.sh's status.
 set -uo pipefail
 
@@ -21,25 +23,29 @@ E2E_DIR=$HERE/../e2e
 # shellcheck source=../e2e/lib.sh
 . "$E2E_DIR/lib.sh"
 art=$HERE/../../build/e2e-artifacts
-a='' b='' runs=4 records=''
+a='' b=$HERE/../../build/microvm runs=4 records=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--microvm-a) a=$2; shift 2 ;;
-	--microvm-b) b=$2; shift 2 ;;
+	--microvm) b=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
 	--artifacts) art=$2; shift 2 ;;
 	--records) records=$2; shift 2 ;;
 	*) echo "console-ab: unknown option '$1'" >&2; exit 1 ;;
 	esac
 done
-[ -n "$a" ] && [ -n "$b" ] ||
-	{ echo "console-ab: --microvm-a and --microvm-b are required" >&2; exit 1; }
 e2e_need_counts console-ab "runs:$runs"
 work=$(mktemp -d "${TMPDIR:-/tmp}/console-ab.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 # Distinct names in L1 (run-guest.sh copies each at its own path).
-cp "$(realpath "$a")" "$work/microvm-a" && cp "$(realpath "$b")" "$work/microvm-b" ||
-	exit 1
+cp "$(realpath "$b")" "$work/microvm-b" || exit 1
+if [ -n "$a" ]; then
+	cp "$(realpath "$a")" "$work/microvm-a" || exit 1
+else
+	printf '#!/bin/sh\nMICROVM_COALESCED_PIO=off exec %s "$@"\n' \
+		"$work/microvm-b" >"$work/microvm-a" && chmod +x "$work/microvm-a" ||
+		exit 1
+fi
 art=$(cd "$art" && pwd -P) || exit 1
 MICROVM_E2E_VERBOSE=1 "$E2E_DIR/run-guest.sh" --artifacts "$art" \
 	--timeout $((300 + runs * 120)) -- "$HERE/console-ab-l1.sh" "$runs" \
@@ -66,8 +72,9 @@ for key in init end bytes io_in io_out coalesced; do
 			if (!NR) { print "-"; exit }
 			print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 	done | paste -sd' ' | awk -v key="$key" '{
-		r = ($1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $1 > 0) ?
-			sprintf("%.3f", $2 / $1) : "-"
+		r = "-"
+		if ($1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $1 > 0)
+			r = sprintf("%.3f", $2 / $1)
 		printf "| %s | %s | %s | %s |\n", key, $1, $2, r }'
 done
 exit "$status"

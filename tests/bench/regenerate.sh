@@ -24,6 +24,10 @@
 #      build/distro) booted to multi-user under microvm and QEMU in one
 #      1-vCPU L1, with the kernel's console messages and quiet
 #      (distro-boot.sh; section 9; needs root and debootstrap);
+#   4e. the console's exits: the test guest's kernel messages on ttyS0
+#      with the transmit register's writes coalesced in KVM's ring and
+#      without (MICROVM_COALESCED_PIO=off), in one L1 (console-ab.sh;
+#      section 9);
 #   5. the PNG plots (plots.sh, gnuplot).
 # Every raw output lands in OUT (default build/bench-results/DATE); the
 # tables BENCHMARKS.md shows are the *.txt files there (Markdown tables at
@@ -33,7 +37,7 @@
 # gnuplot-nox for the plots.
 #
 # Usage: tests/bench/regenerate.sh [--out DIR] [--quick] [--skip LIST]
-#   --skip device,guest,hold,boot,vhost,lifecycle,net,distro   leave parts out (their old files stay)
+#   --skip device,guest,hold,boot,vhost,lifecycle,net,distro,console   leave parts out (their old files stay)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -173,6 +177,13 @@ if want distro; then
 		"$root/tests/bench/distro-boot.sh" --runs "$r" \
 		--records "$out/distro-quiet.records" >"$out/distro-quiet.txt" ||
 		log "distro-boot.sh (quiet) ended with status $?"
+fi
+
+if want console; then
+	log "the console's exits, coalesced and not (console-ab.sh)"
+	"$root/tests/bench/console-ab.sh" --runs "$($quick && echo 1 || echo 4)" \
+		--records "$out/console-ab.records" >"$out/console-ab.txt" ||
+		log "console-ab.sh ended with status $?"
 fi
 
 log "plots"

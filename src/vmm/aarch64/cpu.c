@@ -100,9 +100,21 @@ int arm64_cpu_set_boot_state(struct vcpu *v, uint64_t entry,
 	return 0;
 }
 
-int arm64_cpu_mpidr(struct vcpu *v, uint64_t *mpidr)
+int arm64_cpu_mpidrs(struct vm *vm, uint64_t *mpidr, char *err,
+		     size_t errlen)
 {
-	return reg_get(v, ARM64_REG_MPIDR, mpidr);
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < vm->ncpus; i++) {
+		ret = reg_get(&vm->vcpus[i], ARM64_REG_MPIDR, &mpidr[i]);
+		if (ret) {
+			snprintf(err, errlen, "vCPU %u: reading MPIDR_EL1: %s",
+				 i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 void arch_vcpu_dump(struct vcpu *v)

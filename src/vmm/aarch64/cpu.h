@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct vcpu;
+struct vm;
 
 /**
  * arm64_cpu_set_boot_state() - put @vcpu at @entry with x0 = @dtb_addr,
@@ -22,9 +23,10 @@ int arm64_cpu_set_boot_state(struct vcpu *vcpu, uint64_t entry,
 			     uint64_t dtb_addr, char *err, size_t errlen);
 
 /**
- * arm64_cpu_mpidr() - read @vcpu's MPIDR_EL1 into @mpidr.
- * Return: 0 or -errno.  Context: startup, after arch_vcpu_init().
+ * arm64_cpu_mpidrs() - every vCPU's MPIDR_EL1 into @mpidr (@vm->ncpus).
+ * Return: 0 or -errno with a message naming the vCPU in @err.
  */
-int arm64_cpu_mpidr(struct vcpu *vcpu, uint64_t *mpidr);
+int arm64_cpu_mpidrs(struct vm *vm, uint64_t *mpidr, char *err,
+		     size_t errlen);
 
 #endif

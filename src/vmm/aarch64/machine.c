@@ -92,51 +92,11 @@ static int machine_pci_init(struct machine *m, struct arch_machine *a)
 	return ret;
 }
 
-static int uart_save(void *opaque, struct snap_writer *w, char *err,
-		     size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	pl011_save(opaque, w);
-	return 0;
-}
-
-static int uart_load(void *opaque, struct snap_reader *r, char *err,
-		     size_t errlen)
-{
-	if (!pl011_load(opaque, r))
-		return 0;
-	snprintf(err, errlen, "PL011: malformed state");
-	return -EINVAL;
-}
-
-static const struct machine_dev_ops uart_ops = {
-	.save = uart_save,
-	.load = uart_load,
-};
-
-static int rtc_save(void *opaque, struct snap_writer *w, char *err,
-		    size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	pl031_save(opaque, w);
-	return 0;
-}
-
-static int rtc_load(void *opaque, struct snap_reader *r, char *err,
-		    size_t errlen)
-{
-	if (!pl031_load(opaque, r))
-		return 0;
-	snprintf(err, errlen, "PL031: malformed state");
-	return -EINVAL;
-}
-
-static const struct machine_dev_ops rtc_ops = {
-	.save = rtc_save,
-	.load = rtc_load,
-};
+/* The UART and the wall clock in a snapshot. */
+MACHINE_DEV_STATE_OPS(uart_ops, struct pl011, pl011_save, pl011_load,
+		      "PL011");
+MACHINE_DEV_STATE_OPS(rtc_ops, struct pl031, pl031_save, pl031_load,
+		      "PL031");
 
 int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 {
@@ -227,14 +187,9 @@ static int machine_dtb(struct machine *m, const struct arm64_boot_state *st,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < vm->ncpus; i++) {
-		ret = arm64_cpu_mpidr(&vm->vcpus[i], &mpidr[i]);
-		if (ret) {
-			snprintf(err, errlen, "vCPU %u: reading MPIDR_EL1: %s",
-				 i, strerror(-ret));
-			goto out;
-		}
-	}
+	ret = arm64_cpu_mpidrs(vm, mpidr, err, errlen);
+	if (ret)
+		goto out;
 	d.mpidr = mpidr;
 	d.nr_cpus = vm->ncpus;
 	d.cmdline = m->cfg->cmdline;

@@ -332,21 +332,16 @@ static int gic_list(struct vm *vm, struct gic_reg **regs, size_t *n,
 		    char *err, size_t errlen)
 {
 	uint64_t *mpidr = calloc(vm->ncpus ? vm->ncpus : 1, sizeof(*mpidr));
-	unsigned int i;
 	size_t need;
 	int ret;
 
 	*regs = NULL;
 	if (!mpidr)
 		goto oom;
-	for (i = 0; i < vm->ncpus; i++) {
-		ret = arm64_cpu_mpidr(&vm->vcpus[i], &mpidr[i]);
-		if (ret) {
-			snprintf(err, errlen, "vCPU %u: reading MPIDR_EL1: %s",
-				 i, strerror(-ret));
-			free(mpidr);
-			return ret;
-		}
+	ret = arm64_cpu_mpidrs(vm, mpidr, err, errlen);
+	if (ret) {
+		free(mpidr);
+		return ret;
 	}
 	need = gic_regs(NULL, 0, mpidr, vm->ncpus);
 	*regs = calloc(need, sizeof(**regs));

@@ -66,53 +66,11 @@ static uint64_t machine_boot_clock(void *opaque)
 	return clock_since_start_ns();
 }
 
-/* The UART and the keyboard controller in a snapshot: no threads to
- * pause (the vCPUs that drive them are parked), state to save. */
-static int com1_save(void *opaque, struct snap_writer *w, char *err,
-		     size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	serial_save(opaque, w);
-	return 0;
-}
-
-static int com1_load(void *opaque, struct snap_reader *r, char *err,
-		     size_t errlen)
-{
-	if (!serial_load(opaque, r))
-		return 0;
-	snprintf(err, errlen, "COM1: malformed state");
-	return -EINVAL;
-}
-
-static const struct machine_dev_ops com1_ops = {
-	.save = com1_save,
-	.load = com1_load,
-};
-
-static int kbd_save(void *opaque, struct snap_writer *w, char *err,
-		    size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	i8042_save(opaque, w);
-	return 0;
-}
-
-static int kbd_load(void *opaque, struct snap_reader *r, char *err,
-		    size_t errlen)
-{
-	if (!i8042_load(opaque, r))
-		return 0;
-	snprintf(err, errlen, "i8042: malformed state");
-	return -EINVAL;
-}
-
-static const struct machine_dev_ops kbd_ops = {
-	.save = kbd_save,
-	.load = kbd_load,
-};
+/* The UART and the keyboard controller in a snapshot. */
+MACHINE_DEV_STATE_OPS(com1_ops, struct serial, serial_save, serial_load,
+		      "COM1");
+MACHINE_DEV_STATE_OPS(kbd_ops, struct i8042, i8042_save, i8042_load,
+		      "i8042");
 
 /*
  * The VM generation ID: 16 random bytes at LAYOUT_VMGENID_ADDR, new at
@@ -234,7 +192,7 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 {
 	struct arch_machine *a;
 	struct vm *vm = &m->vm;
-	const char *what;
+	const char *what, *coalesce;
 	int ret;
 
 	a = calloc(1, sizeof(*a));
@@ -260,7 +218,11 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	 * every other UART access is an exit, which replays the queue first.
 	 * Where KVM cannot, the writes keep exiting.
 	 */
-	if (vm_coalesce_pio(vm, PORT_COM1, 1))
+	coalesce = getenv("MICROVM_COALESCED_PIO");
+	if (coalesce && !strcmp(coalesce, "off"))
+		log_debug("COM1: coalesced port I/O off "
+			  "(MICROVM_COALESCED_PIO)");
+	else if (vm_coalesce_pio(vm, PORT_COM1, 1))
 		log_debug("COM1: coalesced port I/O unavailable; each "
 			  "transmitted byte exits");
 	what = "i8042";

@@ -116,6 +116,13 @@ api()
 	echo "ARM64-L1: ${4:-PUT} $2: $a"
 	[ "${a#API-PUT: 204}" != "$a" ]
 }
+# reap PID: microvm's status; killed first (and said so) if it still runs.
+reap()
+{
+	kill -0 "$1" 2>/dev/null && echo "ARM64-L1: microvm still runs:" \
+		"killed" && kill "$1"
+	wait "$1"
+}
 # show NAME FILE: a console file on L1's log.
 show()
 {
@@ -162,9 +169,7 @@ if [ "$end" = snap ]; then
 		sleep 1
 		n=$((n + 1))
 	done
-	kill -0 $pid 2>/dev/null && echo "ARM64-L1: microvm still runs:" \
-		"killed" && kill $pid
-	wait $pid
+	reap $pid
 	rc=$?
 	show restored /tmp/con2
 elif [ "$end" = cad ]; then
@@ -190,9 +195,7 @@ elif [ "$end" = cad ]; then
 		sleep 1
 		n=$((n + 1))
 	done
-	kill -0 $pid 2>/dev/null && echo "ARM64-L1: microvm still runs:" \
-		"killed" && kill $pid
-	wait $pid
+	reap $pid
 	rc=$?
 else
 	/bin/microvm "$@"

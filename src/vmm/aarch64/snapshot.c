@@ -459,6 +459,14 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 	size_t n, i;
 	int ret;
 
+	/* The virtual counter goes on from its saved value (the vCPUs'
+	 * KVM_REG_ARM_TIMER_CNT); moving it on by the wall time is x86's. */
+	if (vm->clock_realtime) {
+		snprintf(err, errlen, "clock_realtime is not supported on "
+			 "arm64: the guest's counter goes on from the "
+			 "snapshot's value");
+		return -EOPNOTSUPP;
+	}
 	if (r->bad || nr_irqs != ARM64_GIC_NR_IRQS) {
 		snprintf(err, errlen, "the snapshot's GIC has %u interrupts; "
 			 "this microvm's %u", nr_irqs, ARM64_GIC_NR_IRQS);

@@ -10,7 +10,8 @@
 # reads and writes that exited to microvm, all vCPUs; coalesced: the
 # writes KVM queued without an exit (--stats "coalesced:"; "-" without).
 #
-# Usage: console-ab-l1.sh ROUNDS KERNEL INITRD NAME=BIN...
+# Usage: console-ab-l1.sh ROUNDS KERNEL INITRD NAME=BIN[=on|off]...
+#   on|off: MICROVM_COALESCED_PIO for that binary
 rounds=$1 kernel=$2 initrd=$3
 shift 3
 cmdline="console=ttyS0 panic=-1 microvm.test=boot microvm.cpus=2"
@@ -19,7 +20,12 @@ out=${TMPDIR:-/tmp}/console-ab.out err=${TMPDIR:-/tmp}/console-ab.err
 r=1
 while [ "$r" -le "$rounds" ]; do
 	for nb in "$@"; do
-		"${nb#*=}" --kernel "$kernel" --initrd "$initrd" \
+		bin=${nb#*=} knob=''
+		case "$bin" in
+		*=on | *=off) knob=${bin##*=} bin=${bin%=*} ;;
+		esac
+		env ${knob:+MICROVM_COALESCED_PIO=$knob} "$bin" \
+			--kernel "$kernel" --initrd "$initrd" \
 			--cmdline "$cmdline" --cpus 2 --memory 256M --stats \
 			>"$out" 2>"$err"
 		stamp()

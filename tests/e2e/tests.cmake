@@ -44,9 +44,11 @@ set(E2E_BOOT ${E2E_DIR}/boot-test.sh --microvm ${E2E_MICROVM}
 	--artifacts ${E2E_ARTIFACTS})
 e2e_add(e2e.boot.cpus1_256M_poweroff auto ${E2E_BOOT}
 	--cpus 1 --memory 256 --end poweroff --status 0)
+# With the console's writes coalesced in KVM's ring (--coalesced-pio:
+# not the default under TCG), with input and output both ways.
 e2e_add(e2e.boot.cpus2_1G_stdin_reboot auto ${E2E_BOOT}
 	--cpus 2 --memory 1024 --stdin-line "stdin reaches the guest"
-	--end reboot --status 0)
+	--end reboot --status 0 --coalesced-pio)
 e2e_add(e2e.boot.cpus8_512M_exit_port_42 auto ${E2E_BOOT}
 	--cpus 8 --memory 512 --end port:42 --status 42)
 # SMT (--cpus 4,smt=on; Firecracker's machine-config smt): two cores of

@@ -38,7 +38,7 @@
  * guest gets no XSAVE and no VEX-encoded extensions; the legacy
  * FXSAVE/SSE path works.
  */
-static bool host_is_tcg(void)
+bool x86_host_is_tcg(void)
 {
 	unsigned int a, b, c, d;
 	char sig[13];
@@ -189,7 +189,7 @@ static int lapic_init(struct vcpu *v)
 
 int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 {
-	bool tcg = host_is_tcg();
+	bool tcg = x86_host_is_tcg();
 	struct kvm_cpuid2 *c;
 	int ret;
 

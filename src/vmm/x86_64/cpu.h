@@ -6,6 +6,7 @@
 #ifndef MICROVM_X86_CPU_H
 #define MICROVM_X86_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct vcpu;
@@ -17,5 +18,12 @@ struct x86_boot_state;
  */
 int x86_cpu_set_boot_state(struct vcpu *vcpu, const struct x86_boot_state *st,
 			   char *err, size_t errlen);
+
+/**
+ * x86_host_is_tcg() - whether the CPU microvm runs on is QEMU's TCG
+ * emulator (a KVM nested under emulation), whose quirks some choices
+ * avoid (no XSAVE for the guest; no coalesced console writes).
+ */
+bool x86_host_is_tcg(void);
 
 #endif

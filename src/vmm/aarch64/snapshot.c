@@ -456,6 +456,7 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 	int gic = vm->dev_fds[ARM64_VGIC_FD];
 	uint32_t nr_irqs = snap_get_u32(r), count = snap_get_u32(r);
 	struct gic_reg *regs;
+	bool its_saved;
 	size_t n, i;
 	int ret;
 
@@ -503,10 +504,13 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 		}
 	}
 	free(regs);
-	if (snap_get_u8(r) != arm64_vgic_has_its(vm) || r->bad) {
-		snprintf(err, errlen, "the snapshot's machine %s an ITS; this "
-			 "one %s", arm64_vgic_has_its(vm) ? "had no" : "had",
-			 arm64_vgic_has_its(vm) ? "has" : "has none");
+	its_saved = snap_get_u8(r) != 0;
+	if (r->bad)
+		goto malformed;
+	if (its_saved != arm64_vgic_has_its(vm)) {
+		snprintf(err, errlen, "the snapshot's machine had %s ITS; this "
+			 "one has %s", its_saved ? "an" : "no",
+			 its_saved ? "none" : "one");
 		return -EINVAL;
 	}
 	if (arm64_vgic_has_its(vm)) {

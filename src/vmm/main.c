@@ -864,11 +864,12 @@ static int serve_running(unsigned int timeout_s)
 			   (uint64_t)ts.tv_nsec +
 			   (uint64_t)timeout_s * 1000000000ull;
 	}
+	/* No ring (none registered, or off): no flush to make. */
+	if (!machine.vm.coal_ring)
+		ticks[1].period_ms = 0;
 	do {
 		/* PUT /metrics may come after boot (with --config-file). */
 		ticks[0].period_ms = metrics_fd >= 0 ? METRICS_PERIOD_MS : 0;
-		if (!machine.vm.coal_ring)
-			ticks[1].period_ms = 0;
 		ret = control_wait(control, machine.vm.exit_fd, deadline,
 				   ticks, 2);
 	} while (ret == 2);

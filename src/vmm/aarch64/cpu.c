@@ -31,29 +31,42 @@
 #define ARM64_PSTATE_EL1H 0x5ULL
 #define ARM64_PSTATE_DAIF (0xfULL << 6)
 
+int arm64_one_reg(struct vcpu *v, uint64_t id, void *val, bool set)
+{
+	struct kvm_one_reg r = { .id = id, .addr = (uintptr_t)val };
+
+	return ioctl(v->fd, set ? KVM_SET_ONE_REG : KVM_GET_ONE_REG, &r) < 0 ?
+		       -errno :
+		       0;
+}
+
 static int reg_set(struct vcpu *v, uint64_t id, uint64_t val)
 {
-	struct kvm_one_reg r = { .id = id, .addr = (uintptr_t)&val };
-
-	return ioctl(v->fd, KVM_SET_ONE_REG, &r) < 0 ? -errno : 0;
+	return arm64_one_reg(v, id, &val, true);
 }
 
 static int reg_get(struct vcpu *v, uint64_t id, uint64_t *val)
 {
-	struct kvm_one_reg r = { .id = id, .addr = (uintptr_t)val };
+	return arm64_one_reg(v, id, val, false);
+}
 
-	return ioctl(v->fd, KVM_GET_ONE_REG, &r) < 0 ? -errno : 0;
+int arm64_preferred_target(struct vm *vm, struct kvm_vcpu_init *init)
+{
+	memset(init, 0, sizeof(*init));
+	return ioctl(vm->vm_fd, KVM_ARM_PREFERRED_TARGET, init) < 0 ? -errno :
+								       0;
 }
 
 int arch_vcpu_init(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 {
 	struct kvm_vcpu_init init;
+	int ret;
 
-	memset(&init, 0, sizeof(init));
-	if (ioctl(vm->vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0) {
+	ret = arm64_preferred_target(vm, &init);
+	if (ret) {
 		snprintf(err, errlen, "KVM_ARM_PREFERRED_TARGET: %s",
-			 strerror(errno));
-		return -errno;
+			 strerror(-ret));
+		return ret;
 	}
 	init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
 	/* Only vCPU 0 runs from the start; the guest starts the others. */

@@ -8,11 +8,27 @@
 #ifndef MICROVM_ARM64_CPU_H
 #define MICROVM_ARM64_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct kvm_vcpu_init;
 struct vcpu;
 struct vm;
+
+/**
+ * arm64_one_reg() - KVM_GET_ONE_REG (@set false) or KVM_SET_ONE_REG of
+ * register @id through @val, which holds the register's size in bytes.
+ * Return: 0 or -errno.
+ */
+int arm64_one_reg(struct vcpu *vcpu, uint64_t id, void *val, bool set);
+
+/**
+ * arm64_preferred_target() - KVM's preferred vCPU target and features for
+ * this host into @init (zeroed first).
+ * Return: 0 or -errno.
+ */
+int arm64_preferred_target(struct vm *vm, struct kvm_vcpu_init *init);
 
 /**
  * arm64_cpu_set_boot_state() - put @vcpu at @entry with x0 = @dtb_addr,

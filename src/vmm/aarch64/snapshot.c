@@ -48,15 +48,6 @@ static unsigned int reg_bytes(uint64_t id)
 	return 1u << ((id & KVM_REG_SIZE_MASK) >> KVM_REG_SIZE_SHIFT);
 }
 
-static int one_reg(struct vcpu *v, uint64_t id, void *val, bool set)
-{
-	struct kvm_one_reg r = { .id = id, .addr = (uintptr_t)val };
-
-	return ioctl(v->fd, set ? KVM_SET_ONE_REG : KVM_GET_ONE_REG, &r) < 0 ?
-		       -errno :
-		       0;
-}
-
 /* ---- CPU: what the guest can see of the host's CPU ---- */
 
 #define ID_REG(op2, crm) ARM64_SYS_REG(3, 0, 0, crm, op2)
@@ -84,10 +75,7 @@ static uint32_t preferred_target(struct vm *vm)
 {
 	struct kvm_vcpu_init init;
 
-	memset(&init, 0, sizeof(init));
-	if (ioctl(vm->vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0)
-		return UINT32_MAX;
-	return init.target;
+	return arm64_preferred_target(vm, &init) ? UINT32_MAX : init.target;
 }
 
 int arch_snapshot_cpu_save(struct vm *vm, struct snap_writer *w, char *err,
@@ -103,7 +91,8 @@ int arch_snapshot_cpu_save(struct vm *vm, struct snap_writer *w, char *err,
 	snap_put_u32(w, NR_ID_REGS);
 	for (i = 0; i < NR_ID_REGS; i++) {
 		uint64_t val = 0;
-		bool have = !one_reg(&vm->vcpus[0], id_regs[i].id, &val, false);
+		bool have = !arm64_one_reg(&vm->vcpus[0], id_regs[i].id, &val,
+					   false);
 
 		snap_put_u8(w, have);
 		snap_put_u64(w, have ? val : 0);
@@ -133,7 +122,8 @@ int arch_snapshot_cpu_check(struct vm *vm, struct snap_reader *r, char *err,
 
 		if (r->bad)
 			break;
-		have = !one_reg(&vm->vcpus[0], id_regs[i].id, &is, false);
+		have = !arm64_one_reg(&vm->vcpus[0], id_regs[i].id, &is,
+				      false);
 		if (had != have || was != is) {
 			snprintf(err, errlen, "the snapshot's host gave guests "
 				 "%s %#llx%s; this one gives %#llx%s: another "
@@ -305,21 +295,6 @@ static const uint64_t its_regs[] = {
 };
 #define NR_ITS (sizeof(its_regs) / sizeof(its_regs[0]))
 
-static int dev_attr(int fd, uint32_t group, uint64_t attr, void *val,
-		    bool set)
-{
-	struct kvm_device_attr a = {
-		.group = group,
-		.attr = attr,
-		.addr = (uintptr_t)val,
-	};
-
-	return ioctl(fd, set ? KVM_SET_DEVICE_ATTR : KVM_GET_DEVICE_ATTR,
-		     &a) < 0 ?
-		       -errno :
-		       0;
-}
-
 static bool dev_has_attr(int fd, uint32_t group, uint64_t attr)
 {
 	struct kvm_device_attr a = { .group = group, .attr = attr };
@@ -383,17 +358,17 @@ int arch_snapshot_vm_save(struct vm *vm, struct snap_writer *w, char *err,
 	int ret;
 
 	/* LPIs pending into their tables, the ITS's tables into RAM. */
-	ret = dev_attr(gic, KVM_DEV_ARM_VGIC_GRP_CTRL,
-		       KVM_DEV_ARM_VGIC_SAVE_PENDING_TABLES, NULL, true);
+	ret = arm64_dev_attr(gic, KVM_DEV_ARM_VGIC_GRP_CTRL,
+			     KVM_DEV_ARM_VGIC_SAVE_PENDING_TABLES, NULL, true);
 	if (ret) {
 		snprintf(err, errlen, "GICv3: saving the LPI pending tables: "
 			 "%s", strerror(-ret));
 		return ret;
 	}
 	if (its) {
-		ret = dev_attr(vm->dev_fds[ARM64_ITS_FD],
-			       KVM_DEV_ARM_VGIC_GRP_CTRL,
-			       KVM_DEV_ARM_ITS_SAVE_TABLES, NULL, true);
+		ret = arm64_dev_attr(vm->dev_fds[ARM64_ITS_FD],
+				     KVM_DEV_ARM_VGIC_GRP_CTRL,
+				     KVM_DEV_ARM_ITS_SAVE_TABLES, NULL, true);
 		if (ret) {
 			snprintf(err, errlen, "ITS: saving its tables: %s",
 				 strerror(-ret));
@@ -412,14 +387,15 @@ int arch_snapshot_vm_save(struct vm *vm, struct snap_writer *w, char *err,
 
 		if (regs[i].wide) {
 			have = dev_has_attr(gic, regs[i].group, regs[i].attr) &&
-			       !dev_attr(gic, regs[i].group, regs[i].attr,
-					 &v64, false);
+			       !arm64_dev_attr(gic, regs[i].group,
+					       regs[i].attr, &v64, false);
 		} else {
-			ret = dev_attr(gic, regs[i].group, regs[i].attr, &v32,
-				       false);
+			ret = arm64_dev_attr(gic, regs[i].group, regs[i].attr,
+					     &v32, false);
 			if (ret) {
-				snprintf(err, errlen, "GICv3: reading %s %#llx: "
-					 "%s", gic_group_name(regs[i].group),
+				snprintf(err, errlen,
+					 "GICv3: reading %s %#llx: %s",
+					 gic_group_name(regs[i].group),
 					 (unsigned long long)regs[i].attr,
 					 strerror(-ret));
 				free(regs);
@@ -438,8 +414,9 @@ int arch_snapshot_vm_save(struct vm *vm, struct snap_writer *w, char *err,
 	for (i = 0; i <= NR_ITS; i++) {
 		uint64_t attr = i < NR_ITS ? its_regs[i] : GITS_CTLR, val = 0;
 
-		ret = dev_attr(vm->dev_fds[ARM64_ITS_FD],
-			       KVM_DEV_ARM_VGIC_GRP_ITS_REGS, attr, &val, false);
+		ret = arm64_dev_attr(vm->dev_fds[ARM64_ITS_FD],
+				     KVM_DEV_ARM_VGIC_GRP_ITS_REGS, attr, &val,
+				     false);
 		if (ret) {
 			snprintf(err, errlen, "ITS: reading register %#llx: %s",
 				 (unsigned long long)attr, strerror(-ret));
@@ -491,9 +468,9 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 			break;
 		if (!have)
 			continue;
-		ret = dev_attr(gic, regs[i].group, regs[i].attr,
-			       regs[i].wide ? (void *)&v64 : (void *)&v32,
-			       true);
+		ret = arm64_dev_attr(gic, regs[i].group, regs[i].attr,
+				     regs[i].wide ? (void *)&v64 : (void *)&v32,
+				     true);
 		if (ret) {
 			snprintf(err, errlen, "GICv3: setting %s %#llx to "
 				 "%#llx: %s", gic_group_name(regs[i].group),
@@ -522,8 +499,8 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 		if (r->bad || !snap_reader_done(r))
 			goto malformed;
 		for (i = 0; i < NR_ITS; i++) {
-			ret = dev_attr(its, KVM_DEV_ARM_VGIC_GRP_ITS_REGS,
-				       its_regs[i], &vals[i], true);
+			ret = arm64_dev_attr(its, KVM_DEV_ARM_VGIC_GRP_ITS_REGS,
+					     its_regs[i], &vals[i], true);
 			if (ret) {
 				snprintf(err, errlen, "ITS: setting register "
 					 "%#llx: %s",
@@ -533,11 +510,12 @@ int arch_snapshot_vm_load(struct vm *vm, struct snap_reader *r, char *err,
 			}
 		}
 		/* Its tables back from guest RAM, then the enable bit. */
-		ret = dev_attr(its, KVM_DEV_ARM_VGIC_GRP_CTRL,
-			       KVM_DEV_ARM_ITS_RESTORE_TABLES, NULL, true);
+		ret = arm64_dev_attr(its, KVM_DEV_ARM_VGIC_GRP_CTRL,
+				     KVM_DEV_ARM_ITS_RESTORE_TABLES, NULL,
+				     true);
 		if (!ret)
-			ret = dev_attr(its, KVM_DEV_ARM_VGIC_GRP_ITS_REGS,
-				       GITS_CTLR, &vals[NR_ITS], true);
+			ret = arm64_dev_attr(its, KVM_DEV_ARM_VGIC_GRP_ITS_REGS,
+					     GITS_CTLR, &vals[NR_ITS], true);
 		if (ret) {
 			snprintf(err, errlen, "ITS: restoring its tables from "
 				 "guest RAM: %s", strerror(-ret));
@@ -606,7 +584,7 @@ int arch_snapshot_vcpu_save(struct vcpu *v, struct snap_writer *w,
 			free(l);
 			return -EINVAL;
 		}
-		ret = one_reg(v, id, val, false);
+		ret = arm64_one_reg(v, id, val, false);
 		if (ret) {
 			snprintf(err, errlen, "reading register %#llx: %s",
 				 (unsigned long long)id, strerror(-ret));
@@ -668,7 +646,7 @@ int arch_snapshot_vcpu_load(struct vcpu *v, struct snap_reader *r,
 		if (!p)
 			break;
 		memcpy(val, p, len);
-		ret = one_reg(v, id, val, true);
+		ret = arm64_one_reg(v, id, val, true);
 		if (ret) {
 			snprintf(err, errlen, "setting register %#llx: %s",
 				 (unsigned long long)id, strerror(-ret));

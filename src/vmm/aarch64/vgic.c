@@ -18,7 +18,8 @@
 #include "layout.h"
 #include "vmm/vm.h"
 
-static int dev_attr(int fd, uint32_t group, uint64_t attr, void *val)
+int arm64_dev_attr(int fd, uint32_t group, uint64_t attr, void *val,
+		   bool set)
 {
 	struct kvm_device_attr a = {
 		.group = group,
@@ -26,7 +27,15 @@ static int dev_attr(int fd, uint32_t group, uint64_t attr, void *val)
 		.addr = (uintptr_t)val,
 	};
 
-	return ioctl(fd, KVM_SET_DEVICE_ATTR, &a) < 0 ? -errno : 0;
+	return ioctl(fd, set ? KVM_SET_DEVICE_ATTR : KVM_GET_DEVICE_ATTR,
+		     &a) < 0 ?
+		       -errno :
+		       0;
+}
+
+static int dev_attr(int fd, uint32_t group, uint64_t attr, void *val)
+{
+	return arm64_dev_attr(fd, group, attr, val, true);
 }
 
 static int dev_create(struct vm *vm, uint32_t type, int slot)

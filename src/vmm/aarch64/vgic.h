@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -36,6 +37,14 @@ int arm64_vgic_create(struct vm *vm, char *err, size_t errlen);
  * none run yet.
  */
 int arm64_vgic_init(struct vm *vm, char *err, size_t errlen);
+
+/**
+ * arm64_dev_attr() - KVM_GET_DEVICE_ATTR (@set false) or
+ * KVM_SET_DEVICE_ATTR of (@group, @attr) on the device @fd through @val.
+ * Return: 0 or -errno.
+ */
+int arm64_dev_attr(int fd, uint32_t group, uint64_t attr, void *val,
+		   bool set);
 
 /** arm64_vgic_has_its() - whether the ITS (PCI MSIs) exists. */
 bool arm64_vgic_has_its(const struct vm *vm);

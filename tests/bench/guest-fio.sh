@@ -220,9 +220,9 @@ echo "guest-fio: $nruns runs (plan '$plan' x '$vmms' x $repeat)," \
 start=$SECONDS
 # Status 255: the harness saw L1 itself die or go silent (the emulator's
 # failures, tests/e2e/README.md), never a failure of a VMM inside a live
-# L1; such a run is started once more, as the e2e tests do
-# (MICROVM_E2E_RETRIES=0 turns that off).
-tries=$((${MICROVM_E2E_RETRIES:-1} + 1))
+# L1; such a run is started again, as the e2e tests do (lib.sh's
+# E2E_RETRIES_DEFAULT more times; MICROVM_E2E_RETRIES=0 turns that off).
+tries=$((${MICROVM_E2E_RETRIES:-$E2E_RETRIES_DEFAULT} + 1))
 while :; do
 	"$E2E_DIR/run-guest.sh" "${mode_args[@]}" --artifacts "$art" \
 		--timeout "$limit" "${firmware[@]}" -- \

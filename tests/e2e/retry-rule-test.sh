@@ -90,5 +90,27 @@ if [ $runs -ne 2 ] || [ "$(wc -l <"$MICROVM_RETRY_LOG")" -ne "$n0" ]; then
 	echo "retry-rule: FAIL: a triple fault without evidence was retried"
 	fails=$((fails + 1))
 fi
+# Evidence every time: E2E_RETRIES_DEFAULT more boots, each counted, then
+# the failure stands; MICROVM_E2E_RETRIES=0: none.
+run_guest()
+{
+	runs=$((runs + 1))
+	printf '%s\n' "$nested" 'run-guest: nested: L1 stopped answering: its log was silent for 120 s' >"$work/stderr"
+	status=255
+}
+runs=0
+n0=$(wc -l <"$MICROVM_RETRY_LOG")
+e2e_boot retry-rule "$work/stderr"
+if [ $runs -ne $((E2E_RETRIES_DEFAULT + 1)) ] || [ "$status" -ne 255 ] ||
+	[ $(($(wc -l <"$MICROVM_RETRY_LOG") - n0)) -ne "$E2E_RETRIES_DEFAULT" ]; then
+	echo "retry-rule: FAIL: evidence every time: $runs boots (default retries $E2E_RETRIES_DEFAULT), status $status"
+	fails=$((fails + 1))
+fi
+runs=0
+MICROVM_E2E_RETRIES=0 e2e_boot retry-rule "$work/stderr"
+if [ $runs -ne 1 ]; then
+	echo "retry-rule: FAIL: MICROVM_E2E_RETRIES=0 gave $runs boots"
+	fails=$((fails + 1))
+fi
 [ $fails -eq 0 ] && echo "retry-rule: PASS" || echo "retry-rule: $fails failed"
 [ $fails -eq 0 ]

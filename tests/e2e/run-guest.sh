@@ -135,8 +135,10 @@ verbose "mode $mode"
 # silent too, and waiting for the harness limit would only waste it.
 # Before it ends PID it asks QEMU's monitor (MON.in/MON.out, a pipe
 # chardev, when MON is set) for the emulated CPU's registers three times,
-# a second apart, into FLAG: where the silent L1 (or the L2 it was
-# running) was, and whether it still moved.
+# a second apart, with QEMU's threads' states each time (qemu_threads),
+# and then for the local APIC's state, into FLAG: where the silent L1 (or
+# the L2 it was running) was, whether it still moved, whether the
+# emulator's vCPU thread ran or slept, and the timer L1 had armed.
 silence_watch()
 {
 	local pid=$1 log=$2 quiet=$3 flag=$4 size=-1 now last=$SECONDS
@@ -149,18 +151,39 @@ silence_watch()
 		elif [ $((SECONDS - last)) -ge "$quiet" ]; then
 			: >"$flag"
 			if [ -n "${mon:-}" ] && [ -p "$mon.in" ]; then
-				timeout 8 cat "$mon.out" >"$flag" 2>/dev/null &
+				timeout 9 cat "$mon.out" >"$flag.mon" 2>/dev/null &
 				for i in 1 2 3; do
 					printf 'info registers\n' >"$mon.in"
+					qemu_threads "$pid" >>"$flag"
 					sleep 1
 				done
-				sleep 3
+				printf 'info lapic\n' >"$mon.in"
+				sleep 4
+				cat "$flag.mon" >>"$flag" 2>/dev/null
 			fi
 			kill -TERM "$pid" 2>/dev/null
 			sleep 10
 			kill -KILL "$pid" 2>/dev/null
 			return 0
 		fi
+	done
+}
+
+# qemu_threads PID: a "THREAD" line for each thread of PID's child (QEMU
+# under timeout(1)): its name, state and CPU time in ticks. Sampled with
+# each register dump: a vCPU thread that runs on ("R", its ticks growing)
+# is spinning in the emulator; one asleep ("S") with its ticks still, and
+# the CPU halted, waits for an interrupt the emulator never raised.
+qemu_threads()
+{
+	local q t
+	for q in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		for t in /proc/"$q"/task/*/stat; do
+			awk '{ c = $0; sub(/^[^(]*\(/, "", c); sub(/\).*$/, "", c);
+			       r = $0; sub(/^.*\) /, "", r); split(r, f, " ");
+			       printf "THREAD %s: %s %d\n", c, f[1], f[12] + f[13] }' \
+				"$t" 2>/dev/null
+		done
 	done
 }
 
@@ -392,7 +415,8 @@ run_nested()
 		-append "console=ttyS0 quiet panic=-1${MICROVM_E2E_L1_APPEND:+ $MICROVM_E2E_L1_APPEND}"
 		-chardev "file,id=l1con,path=$work/l1.log" -serial chardev:l1con
 		-serial chardev:l2con "${drives[@]}"
-		-chardev "pipe,id=l1mon,path=$mon" -mon chardev=l1mon)
+		-chardev "pipe,id=l1mon,path=$mon" -mon chardev=l1mon
+		-name l1,debug-threads=on)
 	# ttyS1 reads our stdin only for "--stdin -"; otherwise it is a
 	# write-only file chardev on our stdout.
 	# shellcheck disable=SC2054
@@ -437,7 +461,7 @@ run_nested()
 			# The emulated CPU's instruction pointer and mode, as the
 			# monitor saw them when the silence was noticed (RIP in
 			# L2's range: the CPU was running the nested guest).
-			grep -aE '^(RIP|CS |CR0|EFER)' "$watch_flag" | tr -d '\r' |
+			grep -aE '^(RIP|CS |CR0|EFER|THREAD|Timer|LVTT|ISR|IRR|APR)' "$watch_flag" | tr -d '\r' |
 				sed 's/^/run-guest: L1 CPU when silent: /' >&2
 			die "nested: L1 stopped answering: its log was silent for" \
 				"$watch_quiet s (last heartbeat:" \

@@ -12,3 +12,6 @@ target_include_directories(e2e_snap_edit PRIVATE ${PROJECT_SOURCE_DIR}/src)
 e2e_add(e2e.snapshot.restore auto ${CMAKE_CURRENT_LIST_DIR}/vmsnap-test.sh
 	--microvm ${E2E_MICROVM} --artifacts ${E2E_ARTIFACTS}
 	--snap-edit $<TARGET_FILE:e2e_snap_edit>)
+# Up to three boots (lib.sh's two retries on an emulator failure), each
+# 170-250 s in a clean-clone run plus 120 s of silence before a retry.
+set_tests_properties(e2e.snapshot.restore PROPERTIES TIMEOUT 1200)

@@ -21,7 +21,8 @@
 # one's unclean file system, as a real VM's would; the disk is L1's copy,
 # dropped with L1), MICROVM_DISTRO_ARGS (more microvm arguments),
 # MICROVM_DISTRO_BOOT_LIMIT (s per boot, default 400),
-# MICROVM_DISTRO_WARMUP (uncounted boots first, default 1).
+# MICROVM_DISTRO_WARMUP (uncounted boots first, default 1),
+# MICROVM_DISTRO_TIMELINE (1: a "tl" record a second, timeline below).
 # Stdout: "DREC vmm=V run=K <line>" records. Exit 0 when every boot
 # reported, 1 otherwise.
 microvm=$1 microvm_b=$2 qemu=$3 kernel=$4 initrd=$5 runs=$6 cpus=$7 mib=$8
@@ -115,6 +116,35 @@ vmstat_now()
 	grep -E '^(thp_fault_alloc|thp_fault_fallback|compact_stall) ' /proc/vmstat
 }
 
+# timeline V K PID: with MICROVM_DISTRO_TIMELINE=1, once a second while
+# PID runs, one record of what L1 saw in that second: the time since the
+# boot began, L1's idle ticks, KVM's exits, HLT exits and halt wakeups,
+# and each vCPU thread's state and ticks (name:state+ticks; the other
+# threads' ticks summed). Set against the guest's kernel log, it tells a
+# guest that waits with its vCPUs asleep (a wakeup that did not come) from
+# one whose vCPUs spin. One awk a second, so that L1 is barely disturbed.
+timeline()
+{
+	while kill -0 "$3" 2>/dev/null; do
+		awk -v v="$1" -v k="$2" -v t0="$t0" '
+		FILENAME == "/proc/uptime" { t = $1 - t0; next }
+		FILENAME == "/proc/stat" { if ($1 == "cpu") idle = $5; next }
+		FILENAME ~ /kvm\/[a-z_]*$/ { n = FILENAME; sub(/.*\//, "", n); kv[n] = $1; next }
+		{
+			c = $0; sub(/^[^(]*\(/, "", c); sub(/\).*$/, "", c)
+			r = $0; sub(/^.*\) /, "", r); split(r, f, " ")
+			if (c ~ /^(vcpu|CPU)/) { gsub(/[^0-9]/, "", c); th = th " " c ":" f[1] (f[12] + f[13]) }
+			else other += f[12] + f[13]
+		}
+		END {
+			printf "DREC vmm=%s run=%s tl t=%.1f idle=%d exits=%d halt=%d wake=%d other=%d%s\n",
+				v, k, t, idle, kv["exits"], kv["halt_exits"], kv["halt_wakeup"], other, th
+		}' /proc/uptime /proc/stat $DBG/exits $DBG/halt_exits $DBG/halt_wakeup \
+			/proc/"$3"/task/*/stat 2>/dev/null
+		sleep 1
+	done
+}
+
 fail=0
 boot()
 {
@@ -153,6 +183,11 @@ boot()
 	read -r t0 _ </proc/uptime
 	"$@" </dev/null >"$con" 2>"$err" &
 	pid=$!
+	tlpid=
+	if [ "${MICROVM_DISTRO_TIMELINE:-0}" = 1 ]; then
+		timeline "$V" "$K" $pid >"$work/$V.$K.tl" &
+		tlpid=$!
+	fi
 	seen=0
 	i=0
 	while kill -0 $pid 2>/dev/null && [ $i -lt "$limit" ]; do
@@ -168,6 +203,7 @@ boot()
 	kill -0 $pid 2>/dev/null && { kill -9 $pid; echo "DREC vmm=$V run=$K note FAIL still running after $limit s"; }
 	wait $pid
 	rc=$?
+	[ -z "$tlpid" ] || { wait $tlpid; cat "$work/$V.$K.tl"; }
 	hist_set !
 	tr -d '\r' <"$con" >"$con.txt"
 	# A report line can follow console output that lacked its newline.

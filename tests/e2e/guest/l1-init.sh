@@ -31,11 +31,20 @@ l1_fail()
 	sleep 60
 }
 
-# l1_load SET: insmod the modules of /lib/modules/SET.order, in order.
+# l1_load SET: insmod the modules of /lib/modules/SET.order, in order,
+# each with the parameters L1's command line gives it as modprobe would
+# pass them ("kvm_amd.vgif=0": MICROVM_E2E_L1_APPEND).
 l1_load()
 {
 	for m in $(cat "/lib/modules/$1.order"); do
-		insmod "/lib/modules/$m.ko" || l1_fail "insmod $m.ko"
+		n=$(echo "${m##*/}" | tr - _) args=
+		for a in $(cat /proc/cmdline); do
+			case "$(echo "${a%%.*}" | tr - _)" in
+			"$n") [ "${a#*.}" = "$a" ] || args="$args ${a#*.}" ;;
+			esac
+		done
+		# shellcheck disable=SC2086
+		insmod "/lib/modules/$m.ko" $args || l1_fail "insmod $m.ko$args"
 	done
 }
 

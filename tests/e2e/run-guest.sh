@@ -187,7 +187,8 @@ monitor_dump()
 	done
 	printf 'info lapic\n' >"$mon.in"
 	sleep 4
-	cat "$2.mon" >>"$2" 2>/dev/null
+	# The monitor's last prompt ends no line: end it here.
+	{ cat "$2.mon" 2>/dev/null; echo; } >>"$2"
 }
 
 # livelocked FILE: whether monitor_dump's FILE shows the emulator stuck:

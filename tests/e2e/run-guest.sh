@@ -161,7 +161,7 @@ silence_watch()
 			looked=1
 			monitor_dump "$pid" "$flag"
 			if [ $((SECONDS - last)) -lt "$quiet" ]; then
-				livelocked "$flag" || { rm -f "$flag"; continue; }
+				livelocked "$flag" "$log" || { rm -f "$flag"; continue; }
 				echo "STUCK $((SECONDS - last))" >>"$flag"
 			fi
 			kill -TERM "$pid" 2>/dev/null
@@ -191,10 +191,14 @@ monitor_dump()
 	{ cat "$2.mon" 2>/dev/null; echo; } >>"$2"
 }
 
-# livelocked FILE: whether monitor_dump's FILE shows the emulator stuck:
-# the CPU not halted and at one RIP in all three samples while its local
-# APIC holds an interrupt above the processor priority (a CPU takes such
-# an interrupt within an instruction or two). Seen 2026-12-06 in the
+# livelocked FILE LOG: whether monitor_dump's FILE shows the emulator
+# stuck: the CPU not halted and at one RIP in all three samples while its
+# local APIC holds an interrupt above the processor priority, and that
+# CPU either has interrupts on or is outside L1's kernel text (LOG's
+# E2E-L1-KTEXT line): in L2, whose own interrupt flag does not mask L1's
+# interrupts. A CPU takes such an interrupt within an instruction or two;
+# L1's kernel spinning with interrupts off (a module's deadlock) is not
+# counted. Seen 2026-12-06 in the
 # distribution's boot (tests/e2e/README.md, "When the emulator, not
 # microvm, fails"): the emulator's vCPU thread at 100% for 120 s, the CPU
 # in L2's pause loop waiting for another vCPU, L1's timer vector pending
@@ -207,12 +211,18 @@ livelocked()
 			     v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
 		     return v
 	     }
-	     /^RIP=/ { n++; rip[$1] = 1; if ($0 ~ /HLT=1/) halted = 1 }
+	     /^E2E-L1-KTEXT: [0-9a-f]+ [0-9a-f]+$/ { ks = $2; ke = $3 }
+	     /^RIP=/ { n++; rip[$1] = 1; if ($0 ~ /HLT=1/) halted = 1
+		       a = substr($1, 5); f = substr($2, 5)
+		       if (int(hex("0x" substr(f, length(f) - 2)) / 512) % 2) ion = 1 }
 	     /^IRR/ { for (i = 2; i <= NF; i++) if ($i + 0 > irr) irr = $i + 0 }
 	     /^APR / { for (i = 1; i < NF; i++) if ($i == "PPR") ppr = hex($(i + 1)) }
 	     END { k = 0; for (r in rip) k++
-		   exit !(n == 3 && k == 1 && !halted && int(irr / 16) > int(ppr / 16)) }' \
+		   inl1 = ks != "" && length(a) == length(ks) && ("" a) >= ("" ks) && ("" a) < ("" ke)
+		   exit !(n == 3 && k == 1 && !halted && int(irr / 16) > int(ppr / 16) &&
+			  (ion || (ks != "" && !inl1))) }' \
 		<<EOF
+$(grep -a '^E2E-L1-KTEXT: ' "$2" 2>/dev/null | tr -d '\r' | tail -n 1)
 $(tr -d '\r' <"$1")
 EOF
 }

@@ -7,6 +7,8 @@
 # ttyS0 protocol, read by run-guest.sh:
 #   E2E-L1-ERROR: why           the harness itself failed
 #   E2E-L1-START: UPTIME        L1 reached the command (L1 seconds)
+#   E2E-L1-KTEXT: START END     L1's kernel text (its _stext, _etext):
+#                               where the emulated CPU is in L1's kernel
 #   E2E-L1-ALIVE: uptime        every 15 s while the command runs: the
 #                               harness (run-guest.sh) takes a silent L1
 #                               log for an L1 kernel that stopped running
@@ -149,6 +151,8 @@ l1_watchdog()
 }
 
 echo "E2E-L1-START: $(cut -d' ' -f1 /proc/uptime)"
+echo "E2E-L1-KTEXT: $(awk '$3 == "_stext" { s = $1 } $3 == "_etext" { e = $1 }
+	END { print s, e }' /proc/kallsyms)"
 e2e_run >/dev/ttyS1 2>/tmp/e2e-stderr <"$E2E_STDIN" &
 pid=$!
 (

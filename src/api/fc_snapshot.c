@@ -512,8 +512,19 @@ char *fc_snapshot_config_override(const char *json, size_t len,
 		}
 		if (d->path_on_host)
 			fc_add_str(e, "path_on_host", d->path_on_host);
-		if (d->snapshot)
+		if (d->snapshot) {
+			struct json_object *cache;
+
 			fc_add_bool(e, "snapshot", true);
+			/* A throwaway overlay lives in the page cache:
+			 * a drive saved with O_DIRECT (the command
+			 * line's default) gets its writes cached. */
+			if (json_object_object_get_ex(e, "cache_type",
+						      &cache) &&
+			    json_object_is_type(cache, json_type_string) &&
+			    !strcmp(json_object_get_string(cache), "None"))
+				fc_add_str(e, "cache_type", "Writeback");
+		}
 	}
 	for (i = 0; i < p->nr_net_overrides; i++) {
 		const struct fc_net_override *n = &p->net_overrides[i];

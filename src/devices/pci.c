@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "snapshot/snap.h"
 #include "util/le.h"
 
 #define PCI_HOST_BRIDGE_VENDOR 0x1b36
@@ -441,4 +442,42 @@ void pci_bus_destroy(struct pci_bus *b)
 {
 	pthread_cond_destroy(&b->idle);
 	pthread_mutex_destroy(&b->lock);
+}
+
+void pci_bus_save(struct pci_bus *b, struct snap_writer *w)
+{
+	struct pci_dev *h = &b->host_bridge;
+
+	pthread_mutex_lock(&b->lock);
+	snap_put_u32(w, b->config_address);
+	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_lock(&h->lock);
+	snap_put_bytes(w, h->cfg, PCI_CFG_SPACE_SIZE);
+	pthread_mutex_unlock(&h->lock);
+}
+
+int pci_bus_load(struct pci_bus *b, struct snap_reader *r)
+{
+	struct pci_dev *h = &b->host_bridge;
+	uint32_t config_address = snap_get_u32(r);
+	const uint8_t *cfg = snap_get_ref(r, PCI_CFG_SPACE_SIZE);
+	unsigned int i;
+
+	if (r->bad || !cfg || !snap_reader_done(r))
+		return -EINVAL;
+	pthread_mutex_lock(&h->lock);
+	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++) {
+		if ((cfg[i] ^ h->cfg[i]) & ~h->wmask[i]) {
+			pthread_mutex_unlock(&h->lock);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++)
+		h->cfg[i] = (uint8_t)((h->cfg[i] & ~h->wmask[i]) |
+				      (cfg[i] & h->wmask[i]));
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_lock(&b->lock);
+	b->config_address = config_address & CONFIG_ADDRESS_MASK;
+	pthread_mutex_unlock(&b->lock);
+	return 0;
 }

@@ -227,6 +227,27 @@ int pci_bus_init(struct pci_bus *b, uint64_t mmio_base, uint64_t mmio_size);
 /** pci_bus_destroy() - release what pci_bus_init() created. */
 void pci_bus_destroy(struct pci_bus *b);
 
+struct snap_writer;
+struct snap_reader;
+
+/**
+ * pci_bus_save() - the bus's own state for a snapshot: CONFIG_ADDRESS
+ * (port 0xcf8, which a vCPU paused between its two accesses left set)
+ * and the host bridge's config space (what Linux wrote to its Command,
+ * cache line, latency and interrupt line bytes). The functions on the
+ * bus save theirs themselves. Context: any thread, the guest paused.
+ */
+void pci_bus_save(struct pci_bus *b, struct snap_writer *w);
+
+/**
+ * pci_bus_load() - pci_bus_save()'s state back: the bridge's writable
+ * bytes, CONFIG_ADDRESS masked to what the port keeps.
+ * Return: 0, or -EINVAL for a malformed state or one whose read-only
+ * bytes (IDs, class) are not this bridge's.
+ * Context: startup of a restore, before the vCPUs run.
+ */
+int pci_bus_load(struct pci_bus *b, struct snap_reader *r);
+
 /**
  * pci_bus_add() - plug @d into the next free slot.
  * @b: bus

@@ -164,6 +164,11 @@ int machine_confine_disks(struct machine *m, char *err, size_t errlen);
 /** machine_detach_disks() - stop the devices; in-flight I/O completes. */
 void machine_detach_disks(struct machine *m);
 
+/**
+ * machine_sync_disks() - fsync every writable image (before a snapshot's
+ * memory is written). Return: 0, or -errno with @err naming the drive.
+ */
+int machine_sync_disks(struct machine *m, char *err, size_t errlen);
 /** machine_close_disks() - detach, then flush and close the images. */
 void machine_close_disks(struct machine *m);
 

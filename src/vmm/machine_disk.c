@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 #include "util/confine.h"
@@ -179,6 +180,33 @@ void machine_detach_disks(struct machine *m)
 	m->nr_devs = 0; /* all are going: the vsock and net devices,
 			 * attached after the disks, are detached before
 			 * them, the platform devices next (init-step undo) */
+}
+
+/*
+ * A snapshot's disks must hold every write the guest saw complete: the
+ * memory file about to be written believes them done, and a restore on
+ * another boot of the host (or after a crash) reads the image, not this
+ * host's page cache. The devices are paused, so nothing is in flight.
+ */
+int machine_sync_disks(struct machine *m, char *err, size_t errlen)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_disks; i++) {
+		const struct machine_disk *md = &m->disks[i];
+
+		if (!md->disk_open || md->disk.readonly)
+			continue;
+		if (fsync(md->disk.fd) < 0) {
+			int e = errno;
+
+			snprintf(err, errlen, "drive %s: cannot sync %s: %s",
+				 m->cfg->disks[i].drive_id,
+				 m->cfg->disks[i].path, strerror(e));
+			return -e;
+		}
+	}
+	return 0;
 }
 
 void machine_close_disks(struct machine *m)

@@ -313,6 +313,9 @@ int machine_snapshot_create(struct machine *m,
 	ret = check_snapshottable(m, err, errlen);
 	if (ret)
 		return ret;
+	ret = machine_sync_disks(m, err, errlen);
+	if (ret)
+		return ret;
 	/*
 	 * The state first: on arm64 it makes KVM write the GIC's tables
 	 * into guest RAM, and those pages must be in the memory file too

@@ -720,8 +720,10 @@ static void test_route_no_actions(void)
 static void test_drive_overrides(void)
 {
 	static const char *const cfg_json =
-		"{\"drives\":[{\"drive_id\":\"root\",\"path_on_host\":\"/r\"},"
-		"{\"drive_id\":\"data\",\"path_on_host\":\"/d\"}],"
+		"{\"drives\":[{\"drive_id\":\"root\",\"path_on_host\":\"/r\","
+		"\"cache_type\":\"None\"},"
+		"{\"drive_id\":\"data\",\"path_on_host\":\"/d\","
+		"\"cache_type\":\"None\"}],"
 		"\"network-interfaces\":[{\"iface_id\":\"eth0\","
 		"\"host_dev_name\":\"tap0\"}],\"vsock\":{\"guest_cid\":3,"
 		"\"uds_path\":\"/v\"}}";
@@ -747,8 +749,9 @@ static void test_drive_overrides(void)
 					  sizeof(err));
 	CHECK(out != NULL);
 	if (out) {
-		CHECK(strstr(out, "\"path_on_host\":\"/c\""));
-		CHECK(strstr(out, "\"path_on_host\":\"/r\",\"snapshot\":true"));
+		CHECK(strstr(out, "\"path_on_host\":\"/c\",\"cache_type\":\"None\""));
+		/* A throwaway overlay is page-cached: O_DIRECT is lifted. */
+		CHECK(strstr(out, "\"path_on_host\":\"/r\",\"cache_type\":\"Writeback\",\"snapshot\":true"));
 		CHECK(strstr(out, "\"host_dev_name\":\"tap9\""));
 		CHECK(strstr(out, "\"uds_path\":\"/v2\""));
 		free(out);

@@ -4,14 +4,17 @@
  * same bytes, absent functions read all ones, 64-bit BAR sizing and moves
  * (with bar_moved), read-only fields and capabilities survive all-ones
  * writes, the capability walk, odd-width and misaligned accesses, BAR
- * window dispatch that follows the BAR and COMMAND.MEMORY, and no
- * bus-wide lock held while a device's config callback blocks.
+ * window dispatch that follows the BAR and COMMAND.MEMORY, no
+ * bus-wide lock held while a device's config callback blocks, and the
+ * bus's snapshot state (CONFIG_ADDRESS, the host bridge's writable
+ * bytes) through a state file into a fresh bus.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
 
 #include "devices/pci.h"
+#include "snap_roundtrip.h"
 #include "test.h"
 #include "util/le.h"
 
@@ -709,6 +712,54 @@ static void test_bus_limits(void)
 	CHECK_EQ(devs[29].slot, -1);
 }
 
+static void bus_save(void *bus, struct snap_writer *w)
+{
+	pci_bus_save(bus, w);
+}
+
+/*
+ * A snapshot taken between a vCPU's CONFIG_ADDRESS write and its data
+ * access: the restored bus answers that access as the saved one would,
+ * and the host bridge keeps what the guest wrote to it.
+ */
+static void test_bus_snapshot(void)
+{
+	struct pci_bus nb;
+	struct snap_rt rt;
+	struct snap_reader r;
+	uint8_t b[4];
+
+	ecam_wr(0, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	ecam_wr(0, PCI_CACHE_LINE_SIZE, 1, 0x10);
+	ecam_wr(0, PCI_INTERRUPT_LINE, 1, 0x0b);
+	io_addr(0, 0, 0, PCI_VENDOR_ID);
+	CHECK(snap_rt_make(&rt, bus_save, &f.bus));
+	CHECK_EQ(pci_bus_init(&nb, WIN_BASE, WIN_SIZE), 0);
+	r = snap_rt_short(&rt);
+	CHECK_EQ(pci_bus_load(&nb, &r), -EINVAL);
+	r = rt.r;
+	CHECK_EQ(pci_bus_load(&nb, &r), 0);
+	CHECK_EQ(nb.config_address, 0x80000000u);
+	memset(b, 0, sizeof(b));
+	pci_cfg_io_access(&nb, 4, b, 4, false);
+	CHECK_EQ(le_get(b, 4), 0x00081b36u);
+	CHECK_EQ(le_get(nb.host_bridge.cfg + PCI_COMMAND, 2),
+		 PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	CHECK_EQ(nb.host_bridge.cfg[PCI_CACHE_LINE_SIZE], 0x10);
+	CHECK_EQ(nb.host_bridge.cfg[PCI_INTERRUPT_LINE], 0x0b);
+	pci_bus_destroy(&nb);
+	/* Another bridge (its read-only device ID) is refused, and the
+	 * bus it was loaded into keeps its own bytes. */
+	rt.buf[rt.r.p - rt.buf + 4 + PCI_DEVICE_ID] ^= 1;
+	CHECK_EQ(pci_bus_init(&nb, WIN_BASE, WIN_SIZE), 0);
+	r = rt.r;
+	CHECK_EQ(pci_bus_load(&nb, &r), -EINVAL);
+	CHECK_EQ(le_get(nb.host_bridge.cfg + PCI_DEVICE_ID, 2), 0x0008);
+	CHECK_EQ(nb.config_address, 0);
+	pci_bus_destroy(&nb);
+	free(rt.buf);
+}
+
 int main(void)
 {
 	setup();
@@ -724,6 +775,7 @@ int main(void)
 	test_mmio_dispatch();
 	test_cfg_no_bus_lock();
 	test_bus_limits();
+	test_bus_snapshot();
 	pci_bus_destroy(&f.bus);
 	return test_done();
 }

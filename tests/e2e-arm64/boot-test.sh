@@ -61,12 +61,26 @@
 #                  snap: as cad, but L2 counts ticks meanwhile, and L1
 #                  snapshots microvm at tick 5 (PATCH /vm Paused, PUT
 #                  /snapshot/create), kills it and restores the snapshot
-#                  with microvm --restore: the restored L2 must go on
-#                  from the snapshot's tick (the next one, or the one
-#                  after when the pause cut a line), without booting,
+#                  into a fresh microvm (PUT /snapshot/load with
+#                  track_dirty_pages and resume_vm): the restored L2 must
+#                  go on from the snapshot's tick (the next one, or the
+#                  one after when the pause cut a line), without booting,
 #                  count 5 more and end on SendCtrlAltDel with status 0;
 #                  with --disk, L2 reads the disk each tick and the
-#                  restored microvm must have served some of them
+#                  restored microvm must have served some of them. Five
+#                  ticks after the load L1 takes a Diff and a Full at one
+#                  pause: the Full restored from with the Diff written
+#                  over it (microvm --base-file/--diff-file) must be that
+#                  Full byte for byte, the Diff smaller; then two clones
+#                  of it at once (microvm --restore, --restore-drive
+#                  disk0,snapshot=on) must each count on from the Diff's
+#                  tick, share at least 8 MiB of their memory (Pss under
+#                  Rss less a quarter of it) and end with 0; then six
+#                  broken snapshots must each be refused with status 1
+#                  and one line naming the fault: another CPU's MIDR_EL1
+#                  (tests/e2e/snap-edit.c idreg, built here), a corrupt,
+#                  truncated and other-version state file, a short
+#                  memory file, a missing disk
 #   --quiet        quiet on L2's command line (no boot log)
 #   --l1-cpus N    L1's vCPUs (default 2)
 #   --timeout      bound on the whole L1 run (default 480)
@@ -161,6 +175,12 @@ if [ "$l2end" = cad ] || [ "$l2end" = snap ]; then
 	aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror \
 		-o "$work/l1/bin/api-put" "$DIR/guest/api-put.c" ||
 		die "building guest/api-put.c failed"
+fi
+if [ "$l2end" = snap ]; then
+	aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror \
+		-I "$ROOT/src" -o "$work/l1/bin/snap-edit" \
+		"$ROOT/tests/e2e/snap-edit.c" "$ROOT/src/snapshot/snap.c" ||
+		die "building tests/e2e/snap-edit.c failed"
 fi
 cp "$art/vmlinuz" "$work/l1/l2/vmlinuz"
 cp "$work/l2.cpio.gz" "$work/l1/l2/initrd.cpio.gz"
@@ -296,6 +316,53 @@ if [ "$l2end" = snap ]; then
 		die "the restored guest never saw Ctrl-Alt-Del"
 	grep -q '^ARM64-L2: read failed' "$work/log" &&
 		die "$(grep '^ARM64-L2: read failed' "$work/log" | head -n 1)"
+	# The restore was a PUT /snapshot/load with dirty pages tracked; its
+	# Diff written over the Full it came from is the Full taken at the
+	# same pause, byte for byte, and holds less.
+	grep -q '^ARM64-L1: PUT /snapshot/load: API-PUT: 204' "$work/log" ||
+		die "PUT /snapshot/load failed: $(grep '^ARM64-L1: PUT /snapshot/load' "$work/log")"
+	tdiff=$(sed -n 's/^ARM64-L1: diff at tick \([0-9]*\)$/\1/p' "$work/log" | head -n 1)
+	[ -n "$tdiff" ] || die "no Diff snapshot: $(grep -E '^ARM64-L1: (PUT|PATCH) ' "$work/log" | tr '\n' ';')"
+	grep -q '^ARM64-L1: rebase status 0$' "$work/log" ||
+		die "--base-file/--diff-file failed: $(grep '^ARM64-L1: rebase' "$work/log")"
+	grep -q '^ARM64-L1: base + diff equals the full$' "$work/log" ||
+		die "the Full with the Diff written over it is not the Full of the same pause"
+	read -r dk fk <<<"$(sed -n 's/^ARM64-L1: diff KiB \([0-9]*\) full KiB \([0-9]*\)$/\1 \2/p' "$work/log")"
+	echo "E2E-ARM64: Diff at tick $tdiff: ${dk:-?} KiB against a Full's ${fk:-?} KiB"
+	[ -n "$dk" ] && [ -n "$fk" ] && [ "$dk" -lt "$fk" ] ||
+		die "the Diff (${dk:-?} KiB) is not smaller than the Full (${fk:-?} KiB)"
+	# Two clones of the Diff's snapshot at once (--restore, the disk
+	# behind an overlay each): both count on from its tick, share the
+	# memory file's pages, and end on Ctrl-Alt-Del with 0.
+	for c in a b; do
+		sed -n "/^ARM64-L1: console-begin clone-$c\$/,/^ARM64-L1: console-end clone-$c\$/p" \
+			"$work/log" >"$work/clone-$c"
+		cf=$(sed -n 's/^ARM64-L2: tick \([0-9]*\)$/\1/p' "$work/clone-$c" | head -n 1)
+		cl=$(sed -n 's/^ARM64-L2: tick \([0-9]*\)$/\1/p' "$work/clone-$c" | tail -n 1)
+		echo "E2E-ARM64: clone $c ticks ${cf:-none} to ${cl:-none}"
+		[ -n "$cf" ] && [ "$cf" -gt "$tdiff" ] && [ "$cf" -le $((tdiff + 2)) ] &&
+			[ "$cl" -ge $((tdiff + 3)) ] ||
+			die "clone $c counted ${cf:-none} to ${cl:-none}, the Diff was at tick $tdiff"
+		grep -q 'Booting Linux' "$work/clone-$c" && die "clone $c booted again"
+		grep -q '^ARM64-L2: ctrl-alt-del seen' "$work/clone-$c" ||
+			die "clone $c never saw Ctrl-Alt-Del"
+		grep -q "^ARM64-L1: clone $c status 0\$" "$work/log" ||
+			die "clone $c: $(grep "^ARM64-L1: clone $c status" "$work/log")"
+		read -r rss pss shared <<<"$(sed -n "s/^ARM64-L1: clone $c Rss \([0-9]*\) kB Pss \([0-9]*\) kB shared \([0-9]*\) kB\$/\1 \2 \3/p" "$work/log")"
+		echo "E2E-ARM64: clone $c Rss ${rss:-?} kB, Pss ${pss:-?} kB, shared ${shared:-?} kB"
+		[ -n "$shared" ] && [ "$shared" -ge 8192 ] &&
+			[ "$pss" -lt $((rss - shared / 4)) ] ||
+			die "clone $c shares too little: Rss ${rss:-?} Pss ${pss:-?} shared ${shared:-?} kB"
+	done
+	# The refusals: one line each, status 1.
+	for r in 'cpu:MIDR_EL1 .*another CPU' 'corrupt:checksum mismatch' \
+		'truncated:truncated' 'version:format version 9' \
+		'short-memory:holds 1048576 bytes' 'missing-disk:/tmp/disk.raw'; do
+		line=$(grep "^ARM64-L1: refused ${r%%:*}: " "$work/log" | head -n 1)
+		echo "E2E-ARM64: $line"
+		echo "$line" | grep -q "status 1 lines [12]: .*${r#*:}" ||
+			die "not refused as it should be (${r#*:}): ${line:-no line}"
+	done
 	# With a disk: the restored microvm served the ticks' reads.
 	if [ -n "$disk" ]; then
 		after=$(sed -n '/^microvm: resumed$/,$p' "$work/log" | awk '

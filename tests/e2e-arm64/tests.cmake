@@ -112,8 +112,12 @@ set_tests_properties(e2e-arm64.cad PROPERTIES
 # snapshot_pci: a snapshot of a running 2-vCPU guest and its restore in
 # a new microvm (boot-test.sh --end snap): vCPU registers, the GICv3 with
 # its ITS (the disk's MSI-X), the PL011, PL031, virtio-input and a
-# virtio-blk on pci; the restored guest goes on counting and reading the
-# disk from where it was, and ends on SendCtrlAltDel.
+# virtio-blk on pci; the restored guest (PUT /snapshot/load) goes on
+# counting and reading the disk from where it was, and ends on
+# SendCtrlAltDel; a Diff of it over its base equals a Full of the same
+# pause; two clones of that at once count on and share pages; six broken
+# snapshots are refused (another CPU, corrupt, truncated, other version,
+# short memory file, missing disk).
 add_test(NAME e2e-arm64.snapshot_pci
 	COMMAND ${E2E_ARM64_TIER} ${E2E_ARM64_DIR}/boot-test.sh
 		--artifacts ${E2E_ARM64_ARTIFACTS}

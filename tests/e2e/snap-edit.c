@@ -6,7 +6,9 @@
  * states) must find it.
  *
  *	snap-edit FILE cpuid   the first saved CPUID leaf 1 ecx: a feature
- *			       bit flipped (another CPU model)
+ *			       bit flipped (another CPU model; x86_64)
+ *	snap-edit FILE idreg   the first saved ID register (MIDR_EL1): its
+ *			       revision bit 0 flipped (another CPU; arm64)
  *	snap-edit FILE device NAME OFFSET
  *			       device NAME's state (after its name): the
  *			       byte at OFFSET flipped
@@ -47,6 +49,15 @@ static uint8_t *cpuid_ecx(uint8_t *sect, size_t len)
 	return NULL;
 }
 
+/*
+ * The arm64 CPU section: u32 KVM target, u32 n, then n of (u8 readable,
+ * u64 value); the first is MIDR_EL1.
+ */
+static uint8_t *idreg_first(uint8_t *sect, size_t len)
+{
+	return len >= 17 && get32(sect + 4) > 0 ? sect + 9 : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t *buf, *hit = NULL;
@@ -59,8 +70,8 @@ int main(int argc, char **argv)
 	long sz;
 
 	if (argc < 3 || (!strcmp(argv[2], "device") && argc < 5)) {
-		fprintf(stderr, "usage: snap-edit FILE cpuid | FILE device "
-			"NAME OFFSET\n");
+		fprintf(stderr, "usage: snap-edit FILE cpuid | FILE idreg | "
+			"FILE device NAME OFFSET\n");
 		return 1;
 	}
 	fp = fopen(argv[1], "r+b");
@@ -86,6 +97,10 @@ int main(int argc, char **argv)
 			hit = cpuid_ecx(p, r.len);
 			if (hit)
 				put32(hit, get32(hit) ^ (1u << 0)); /* SSE3 */
+		} else if (tag == SNAP_TAG_CPU && !strcmp(argv[2], "idreg")) {
+			hit = idreg_first(p, r.len);
+			if (hit)
+				*hit ^= 1;
 		} else if (tag == SNAP_TAG_DEVICE &&
 			   !strcmp(argv[2], "device") && r.len > 4 &&
 			   get32(p) == strlen(argv[3]) &&

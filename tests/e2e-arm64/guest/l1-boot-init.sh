@@ -31,12 +31,21 @@
 #   l1.end=snap     a snapshot and its restore: L2 counts (l2-init.sh's
 #                   l2.end=snap); at tick 5 this script pauses microvm
 #                   (PATCH /vm), writes a Full snapshot to /tmp/snap
-#                   (PUT /snapshot/create) and kills it, then runs
-#                   microvm --restore /tmp/snap, waits for 5 more ticks
-#                   and ends L2 with SendCtrlAltDel; each microvm's
-#                   console goes to a file, printed after it between
-#                   ARM64-L1: console-begin/console-end lines, and the
-#                   snapshot's last tick is "ARM64-L1: snapshot at tick N"
+#                   (PUT /snapshot/create) and kills it, then loads it
+#                   into a fresh microvm (PUT /snapshot/load, dirty
+#                   pages tracked), waits for 5 more ticks, takes a
+#                   Diff (/tmp/d2) and a Full (/tmp/f2) at one pause,
+#                   resumes and ends L2 with SendCtrlAltDel; writes the
+#                   Diff over the Full it came from (--base-file,
+#                   --diff-file) and compares it with /tmp/f2; runs two
+#                   clones of the result at once (--restore,
+#                   --restore-drive disk0,snapshot=on), prints their
+#                   memory and ends them the same way; then restores six
+#                   broken copies ("ARM64-L1: refused WHAT: status S
+#                   lines N: MESSAGE"). Each microvm's console goes to a
+#                   file, printed after it between ARM64-L1:
+#                   console-begin/console-end lines, and the snapshot's
+#                   last tick is "ARM64-L1: snapshot at tick N"
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -125,6 +134,106 @@ reap()
 		"killed" && kill "$1"
 	wait "$1"
 }
+# api_up SOCKET PID: until SOCKET answers (0), or 30 s passed or PID
+# ended (1).
+api_up()
+{
+	w=0
+	while [ $w -lt 30 ] && kill -0 "$2" 2>/dev/null; do
+		/bin/api-put "$1" /vm '{}' PATCH >/dev/null 2>&1
+		[ $? != 2 ] && return 0
+		sleep 1
+		w=$((w + 1))
+	done
+	return 1
+}
+# end_cad SOCKET PID: SendCtrlAltDel until it is taken, then up to 60 s
+# for PID to end.
+end_cad()
+{
+	n=0
+	while [ $n -lt 30 ] && kill -0 "$2" 2>/dev/null &&
+		! api "$1" /actions '{"action_type": "SendCtrlAltDel"}'; do
+		sleep 1
+		n=$((n + 1))
+	done
+	n=0
+	while [ $n -lt 60 ] && kill -0 "$2" 2>/dev/null; do
+		sleep 1
+		n=$((n + 1))
+	done
+}
+# smaps KEY PID: KEY's kB in PID's smaps_rollup.
+smaps()
+{
+	sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "/proc/$2/smaps_rollup"
+}
+# clones: two restores of /tmp/d2 at once (microvm --restore), the disk
+# behind a throwaway overlay in each; both go on counting from the
+# Diff's tick, their memory shared, and end on Ctrl-Alt-Del.
+clones()
+{
+	for c in a b; do
+		/bin/microvm --restore /tmp/d2 --api-sock /tmp/clone-$c.sock \
+			--restore-drive disk0,snapshot=on --stats \
+			--timeout "$limit" >/tmp/con-$c 2>&1 &
+		eval "cpid_$c=\$!"
+	done
+	for c in a b; do
+		eval "p=\$cpid_$c"
+		wait_tick /tmp/con-$c $((${tdiff:-0} + 3)) 120 "$p" ||
+			echo "ARM64-L1: clone $c did not count on"
+	done
+	for c in a b; do
+		eval "p=\$cpid_$c"
+		if kill -0 "$p" 2>/dev/null; then
+			rss=$(smaps Rss "$p") pss=$(smaps Pss "$p")
+			priv=$(($(smaps Private_Clean "$p") + $(smaps Private_Dirty "$p")))
+			echo "ARM64-L1: clone $c Rss $rss kB Pss $pss kB shared $((rss - priv)) kB"
+		fi
+	done
+	for c in a b; do
+		eval "p=\$cpid_$c"
+		end_cad /tmp/clone-$c.sock "$p"
+		reap "$p"
+		echo "ARM64-L1: clone $c status $?"
+		show clone-$c /tmp/con-$c
+	done
+}
+# refused WHAT: microvm --restore /tmp/bad, which must exit 1 with one
+# line: its status and that line on the log.
+refused()
+{
+	/bin/microvm --restore /tmp/bad >/dev/null 2>/tmp/bad.err
+	echo "ARM64-L1: refused $1: status $? lines $(wc -l </tmp/bad.err): $(head -n 1 /tmp/bad.err)"
+}
+# refusals: snapshots a restore must refuse, each with one clear line:
+# another CPU's ID registers (snap-edit), a corrupt, truncated or
+# other-version state file, a short memory file, a missing disk.
+refusals()
+{
+	size=$(wc -c </tmp/d2/state)
+	ln /tmp/d2/memory /tmp/bad/memory
+	cp /tmp/d2/state /tmp/bad/state
+	/bin/snap-edit /tmp/bad/state idreg && refused cpu
+	cp /tmp/d2/state /tmp/bad/state
+	printf '\377' | dd of=/tmp/bad/state bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+	refused corrupt
+	head -c $((size - 100)) /tmp/d2/state >/tmp/bad/state
+	refused truncated
+	cp /tmp/d2/state /tmp/bad/state
+	printf '\011' | dd of=/tmp/bad/state bs=1 seek=16 conv=notrunc 2>/dev/null
+	refused version
+	cp /tmp/d2/state /tmp/bad/state
+	rm /tmp/bad/memory
+	head -c 1048576 /tmp/d2/memory >/tmp/bad/memory
+	refused short-memory
+	rm /tmp/bad/memory
+	ln /tmp/d2/memory /tmp/bad/memory
+	mv /tmp/disk.raw /tmp/disk.away
+	refused missing-disk
+	mv /tmp/disk.away /tmp/disk.raw
+}
 # show NAME FILE: a console file on L1's log.
 show()
 {
@@ -135,7 +244,7 @@ show()
 
 if [ "$end" = snap ]; then
 	grep -q ' /tmp ' /proc/mounts || mount -t tmpfs tmpfs /tmp
-	mkdir -p /tmp/snap
+	mkdir -p /tmp/snap /tmp/d2 /tmp/f2 /tmp/bad
 	/bin/microvm "$@" >/tmp/con1 &
 	pid=$!
 	if wait_tick /tmp/con1 5 "$limit" $pid &&
@@ -149,31 +258,50 @@ if [ "$end" = snap ]; then
 	wait $pid
 	echo "ARM64-L1: original status $?"
 	show original /tmp/con1
-	set -- --restore /tmp/snap --api-sock /tmp/api2.sock --stats \
-		--verbose --timeout "$limit"
+	# The restore: PUT /snapshot/load into a fresh microvm, with dirty
+	# pages tracked from there on; 5 ticks later a Diff (what changed
+	# since the load) and a Full at one pause, then Ctrl-Alt-Del.
+	set -- --api-sock /tmp/api2.sock --stats --verbose --timeout "$limit"
 	echo "ARM64-L1: microvm $*"
 	start=$(cut -d' ' -f1 /proc/uptime)
 	/bin/microvm "$@" >/tmp/con2 &
 	pid=$!
 	t0=$(ticks /tmp/con1 | tail -n 1)
-	if [ -f /tmp/snap/state ] &&
-		wait_tick /tmp/con2 $((${t0:-0} + 5)) 120 $pid; then
-		n=0
-		while [ $n -lt 30 ] && kill -0 $pid 2>/dev/null &&
-			! api /tmp/api2.sock /actions \
-				'{"action_type": "SendCtrlAltDel"}'; do
-			sleep 1
-			n=$((n + 1))
-		done
+	if [ -f /tmp/snap/state ] && api_up /tmp/api2.sock $pid &&
+		api /tmp/api2.sock /snapshot/load \
+			'{"snapshot_path": "/tmp/snap/state", "mem_backend": {"backend_type": "File", "backend_path": "/tmp/snap/memory"}, "track_dirty_pages": true, "resume_vm": true}' &&
+		wait_tick /tmp/con2 $((${t0:-0} + 5)) 120 $pid &&
+		api /tmp/api2.sock /vm '{"state": "Paused"}' PATCH &&
+		api /tmp/api2.sock /snapshot/create \
+			'{"snapshot_type": "Diff", "snapshot_path": "/tmp/d2/state", "mem_file_path": "/tmp/d2/memory"}' &&
+		api /tmp/api2.sock /snapshot/create \
+			'{"snapshot_type": "Full", "snapshot_path": "/tmp/f2/state", "mem_file_path": "/tmp/f2/memory"}'; then
+		tdiff=$(ticks /tmp/con2 | tail -n 1)
+		echo "ARM64-L1: diff at tick $tdiff"
+		api /tmp/api2.sock /vm '{"state": "Resumed"}' PATCH
 	fi
-	n=0
-	while [ $n -lt 60 ] && kill -0 $pid 2>/dev/null; do
-		sleep 1
-		n=$((n + 1))
-	done
+	end_cad /tmp/api2.sock $pid
 	reap $pid
 	rc=$?
 	show restored /tmp/con2
+	# The Diff over the Full it was restored from must be the Full taken
+	# at the same pause, byte for byte; it is then the snapshot that the
+	# clones restore.
+	if [ -f /tmp/d2/state ] && [ -f /tmp/f2/state ]; then
+		echo "ARM64-L1: diff KiB $(du -k /tmp/d2/memory | cut -f1) full KiB $(du -k /tmp/f2/memory | cut -f1)"
+		cp /tmp/snap/memory /tmp/d2/merged
+		/bin/microvm --base-file /tmp/d2/merged --diff-file /tmp/d2/memory
+		echo "ARM64-L1: rebase status $?"
+		if cmp -s /tmp/d2/merged /tmp/f2/memory; then
+			echo "ARM64-L1: base + diff equals the full"
+		else
+			echo "ARM64-L1: base + diff differs from the full"
+		fi
+		mv /tmp/d2/merged /tmp/d2/memory
+		rm -f /tmp/f2/memory /tmp/snap/memory
+		clones
+		refusals
+	fi
 elif [ "$end" = cad ]; then
 	# L2's console to a file, shown at the end: on L1's one console an
 	# "ARM64-L1:" line written while L2 was mid-line would not start a

@@ -169,6 +169,7 @@ void machine_detach_disks(struct machine *m);
  * memory is written). Return: 0, or -errno with @err naming the drive.
  */
 int machine_sync_disks(struct machine *m, char *err, size_t errlen);
+
 /** machine_close_disks() - detach, then flush and close the images. */
 void machine_close_disks(struct machine *m);
 

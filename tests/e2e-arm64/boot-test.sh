@@ -360,7 +360,7 @@ if [ "$l2end" = snap ]; then
 		'short-memory:holds 1048576 bytes' 'missing-disk:/tmp/disk.raw'; do
 		line=$(grep "^ARM64-L1: refused ${r%%:*}: " "$work/log" | head -n 1)
 		echo "E2E-ARM64: $line"
-		echo "$line" | grep -q "status 1 lines [12]: .*${r#*:}" ||
+		grep -q "status 1 lines [12]: .*${r#*:}" <<<"$line" ||
 			die "not refused as it should be (${r#*:}): ${line:-no line}"
 	done
 	# With a disk: the restored microvm served the ticks' reads.

@@ -207,7 +207,7 @@ for f in microvm microvm-jailer; do
 		fail "$f is not statically linked: $(file -b "$root/usr/bin/$f")"
 done
 v=$("$root/usr/bin/microvm" --version 2>&1 | head -n 1)
-echo "$v" | grep -q "^microvm v\?$version\( \|$\)" &&
+grep -q "^microvm v\?$version\( \|$\)" <<<"$v" &&
 	pass "microvm --version: $v" ||
 	fail "microvm --version printed '$v', want 'microvm v$version ...'"
 # The man page: groff without a warning, and it names every option
@@ -219,10 +219,13 @@ warn=$(zcat "$root/usr/share/man/man1/microvm.1.gz" |
 page=$(zcat "$root/usr/share/man/man1/microvm.1.gz" |
 	LC_ALL=C.UTF-8 MANWIDTH=200 groff -man -Tutf8 2>/dev/null |
 	sed 's/.\x08//g')
+# Here-strings, not echo | grep -q: under pipefail, echo killed by
+# SIGPIPE when grep -q stops at its match made a found option missing
+# (a clean-clone run of 2026-12-06 "lacked" --stats).
 missing=
 for o in $("$root/usr/bin/microvm" --help 2>&1 |
 	   grep -o -- '--[a-z][a-z-]*' | sort -u); do
-	echo "$page" | grep -q -- "$o" || missing+=" $o"
+	grep -q -- "$o" <<<"$page" || missing+=" $o"
 done
 [ -z "$missing" ] && pass "man page names every --help option" ||
 	fail "man page lacks$missing"

@@ -70,12 +70,13 @@
 #                  restored microvm must have served some of them. Five
 #                  ticks after the load L1 takes a Diff and a Full at one
 #                  pause: the Full restored from with the Diff written
-#                  over it (microvm --base-file/--diff-file) must be that
-#                  Full byte for byte, the Diff smaller; then two clones
-#                  of it at once (microvm --restore, --restore-drive
-#                  disk0,snapshot=on) must each count on from the Diff's
-#                  tick, share at least 8 MiB of their memory (Pss under
-#                  Rss less a quarter of it) and end with 0; then six
+#                  over it (microvm --base-file/--diff-file) must equal
+#                  the pause's Full byte for byte, the Diff smaller; then
+#                  two clones of it at once (microvm --restore,
+#                  --restore-drive disk0,snapshot=on) must each count on
+#                  from the Diff's tick, share at least 8 MiB of their
+#                  memory (Pss under Rss less a quarter of it) and end
+#                  with 0; then six
 #                  broken snapshots must each be refused with status 1
 #                  and one line naming the fault: another CPU's MIDR_EL1
 #                  (tests/e2e/snap-edit.c idreg, built here), a corrupt,

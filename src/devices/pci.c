@@ -456,26 +456,37 @@ void pci_bus_save(struct pci_bus *b, struct snap_writer *w)
 	pthread_mutex_unlock(&h->lock);
 }
 
-int pci_bus_load(struct pci_bus *b, struct snap_reader *r)
+int pci_dev_cfg_load(struct pci_dev *d, const uint8_t *cfg,
+		     bool (*skip)(const void *opaque, unsigned int reg),
+		     const void *opaque, unsigned int *bad)
 {
-	struct pci_dev *h = &b->host_bridge;
-	uint32_t config_address = snap_get_u32(r);
-	const uint8_t *cfg = snap_get_ref(r, PCI_CFG_SPACE_SIZE);
 	unsigned int i;
 
-	if (r->bad || !cfg || !snap_reader_done(r))
-		return -EINVAL;
-	pthread_mutex_lock(&h->lock);
+	pthread_mutex_lock(&d->lock);
 	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++) {
-		if ((cfg[i] ^ h->cfg[i]) & ~h->wmask[i]) {
-			pthread_mutex_unlock(&h->lock);
+		if ((cfg[i] ^ d->cfg[i]) & ~d->wmask[i]) {
+			pthread_mutex_unlock(&d->lock);
+			if (bad)
+				*bad = i;
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++)
-		h->cfg[i] = (uint8_t)((h->cfg[i] & ~h->wmask[i]) |
-				      (cfg[i] & h->wmask[i]));
-	pthread_mutex_unlock(&h->lock);
+		if (!skip || !skip(opaque, i))
+			d->cfg[i] = (uint8_t)((d->cfg[i] & ~d->wmask[i]) |
+					      (cfg[i] & d->wmask[i]));
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int pci_bus_load(struct pci_bus *b, struct snap_reader *r)
+{
+	uint32_t config_address = snap_get_u32(r);
+	const uint8_t *cfg = snap_get_ref(r, PCI_CFG_SPACE_SIZE);
+
+	if (r->bad || !cfg || !snap_reader_done(r) ||
+	    pci_dev_cfg_load(&b->host_bridge, cfg, NULL, NULL, NULL))
+		return -EINVAL;
 	pthread_mutex_lock(&b->lock);
 	b->config_address = config_address & CONFIG_ADDRESS_MASK;
 	pthread_mutex_unlock(&b->lock);

@@ -222,6 +222,22 @@ int pci_add_cap(struct pci_dev *d, uint8_t id, const void *body, size_t len,
 void pci_dev_cfg_write(struct pci_dev *d, unsigned int reg,
 		       const uint8_t *data, unsigned int len);
 
+/**
+ * pci_dev_cfg_load() - a saved config space back into @d (a restore):
+ * its read-only bytes must be @d's, and the writable ones are taken as
+ * saved, without side effects, except those @skip (if any) says the
+ * caller replays itself through pci_dev_cfg_write().
+ * @d: the function, not yet seen by the guest
+ * @cfg: PCI_CFG_SPACE_SIZE saved bytes
+ * @skip: NULL, or true for a register byte to leave as it is
+ * @opaque: for @skip
+ * @bad: set to the first read-only byte that differs, on failure
+ * Return: 0, or -EINVAL (nothing changed).
+ */
+int pci_dev_cfg_load(struct pci_dev *d, const uint8_t *cfg,
+		     bool (*skip)(const void *opaque, unsigned int reg),
+		     const void *opaque, unsigned int *bad);
+
 int pci_bus_init(struct pci_bus *b, uint64_t mmio_base, uint64_t mmio_size);
 
 /** pci_bus_destroy() - release what pci_bus_init() created. */

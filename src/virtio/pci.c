@@ -579,9 +579,11 @@ int virtio_pci_save(struct virtio_dev *vdev, struct snap_writer *w,
 	return 0;
 }
 
-/* Is [@reg, @reg + @len) one of the ranges the load writes itself? */
-static bool replayed(const struct virtio_pci *t, unsigned int reg)
+/* Is config byte @reg one the load writes itself (with its effects)? */
+static bool replayed(const void *opaque, unsigned int reg)
 {
+	const struct virtio_pci *t = opaque;
+
 	return (reg >= PCI_COMMAND && reg < PCI_COMMAND + 2) ||
 	       (reg >= t->msix_cap + PCI_MSIX_FLAGS &&
 		reg < t->msix_cap + PCI_MSIX_FLAGS + 2);
@@ -610,23 +612,14 @@ int virtio_pci_load(struct virtio_dev *vdev, struct snap_reader *r,
 		snprintf(err, errlen, "%s: state truncated", vdev->name);
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&d->lock);
-	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++) {
-		if ((cfg[i] & ~d->wmask[i]) != (d->cfg[i] & ~d->wmask[i])) {
-			pthread_mutex_unlock(&d->lock);
-			snprintf(err, errlen, "%s: the snapshot's PCI config "
-				 "space differs from this device's at 0x%x",
-				 vdev->name, i);
-			return -EINVAL;
-		}
-	}
 	/* What the driver wrote that has no side effect goes back as it
 	 * was (the BARs decode once Command is written below). */
-	for (i = 0; i < PCI_CFG_SPACE_SIZE; i++)
-		if (!replayed(t, i))
-			d->cfg[i] = (uint8_t)((d->cfg[i] & ~d->wmask[i]) |
-					      (cfg[i] & d->wmask[i]));
-	pthread_mutex_unlock(&d->lock);
+	if (pci_dev_cfg_load(d, cfg, replayed, t, &i)) {
+		snprintf(err, errlen, "%s: the snapshot's PCI config "
+			 "space differs from this device's at 0x%x",
+			 vdev->name, i);
+		return -EINVAL;
+	}
 	ret = virtio_pci_msix_load(t, r, err, errlen);
 	if (ret)
 		return ret;

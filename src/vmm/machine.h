@@ -282,6 +282,14 @@ int machine_add_dev(struct machine *m, const char *name,
 extern const struct machine_dev_ops machine_virtio_dev_ops;
 
 /**
+ * machine_set_pci() - @b is the machine's PCI bus (segment 0, bus 0):
+ * virtio-pci devices go on it, and its own state (CONFIG_ADDRESS and the
+ * host bridge, pci_bus_save()) is in every snapshot as "pci-host".
+ * Return: 0, or -ENOSPC past MACHINE_MAX_DEVS.  Context: startup.
+ */
+int machine_set_pci(struct machine *m, struct pci_bus *b);
+
+/**
  * machine_pause() - RUNNING -> PAUSED: park every vCPU, then pause the
  * devices in attach order. Nothing the guest submitted is lost: each
  * device completes what it took first.

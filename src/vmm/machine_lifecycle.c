@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "devices/pci.h"
 #include "util/log.h"
 #include "virtio/virtio.h"
 #include "vmm/machine.h"
@@ -23,6 +24,16 @@ int machine_add_dev(struct machine *m, const char *name,
 		return -ENOSPC;
 	m->devs[m->nr_devs++] = (struct machine_dev){ name, ops, opaque };
 	return 0;
+}
+
+/* CONFIG_ADDRESS and the host bridge's config space in a snapshot. */
+MACHINE_DEV_STATE_OPS(pci_host_ops, struct pci_bus, pci_bus_save,
+		      pci_bus_load, "PCI host bridge");
+
+int machine_set_pci(struct machine *m, struct pci_bus *b)
+{
+	m->pci = b;
+	return machine_add_dev(m, "pci-host", &pci_host_ops, b);
 }
 
 static void virtio_pause(void *opaque)

@@ -70,10 +70,6 @@ static uint64_t machine_boot_clock(void *opaque)
 	return clock_since_start_ns();
 }
 
-/* CONFIG_ADDRESS and the host bridge's config space in a snapshot. */
-MACHINE_DEV_STATE_OPS(pci_host_ops, struct pci_bus, pci_bus_save,
-		      pci_bus_load, "PCI host bridge");
-
 /* The generic ECAM host: config space and the 32-bit BAR window. */
 static int machine_pci_init(struct machine *m, struct arch_machine *a)
 {
@@ -92,9 +88,7 @@ static int machine_pci_init(struct machine *m, struct arch_machine *a)
 				   ARM64_PCI_MMIO32_SIZE, pci_mmio_access,
 				   &a->pci);
 	if (!ret)
-		m->pci = &a->pci;
-	if (!ret)
-		ret = machine_add_dev(m, "pci-host", &pci_host_ops, &a->pci);
+		ret = machine_set_pci(m, &a->pci);
 	return ret;
 }
 

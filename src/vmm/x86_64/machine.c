@@ -162,10 +162,6 @@ static const struct machine_dev_ops vmgenid_ops = {
 	.load = vmgenid_load,
 };
 
-/* CONFIG_ADDRESS and the host bridge's config space in a snapshot. */
-MACHINE_DEV_STATE_OPS(pci_host_ops, struct pci_bus, pci_bus_save,
-		      pci_bus_load, "PCI host bridge");
-
 /*
  * The PCI host bridge is always there: Linux wants a config space access
  * method even on a machine whose devices are all virtio-mmio.
@@ -188,9 +184,7 @@ static int machine_pci_init(struct machine *m, struct arch_machine *a)
 		ret = bus_register(&vm->mmio, PCI_MMIO32_BASE, PCI_MMIO32_SIZE,
 				   pci_mmio_access, &a->pci);
 	if (!ret)
-		m->pci = &a->pci;
-	if (!ret)
-		ret = machine_add_dev(m, "pci-host", &pci_host_ops, &a->pci);
+		ret = machine_set_pci(m, &a->pci);
 	return ret;
 }
 

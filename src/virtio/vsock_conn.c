@@ -130,6 +130,14 @@ static void conn_close_host(struct vsock_core *vc, struct vsock_conn *c)
 
 void vsock_conn_drop_buf(struct vsock_conn *c)
 {
+	/*
+	 * Whatever the guest sent that the host socket did not take (the
+	 * ring, or a packet a failed send cut short) is gone as surely as
+	 * what it took: all of it counts as forwarded, so buf_len ==
+	 * rx_cnt - fwd_cnt holds on every live connection, a reset or
+	 * closing one too.
+	 */
+	c->fwd_cnt = c->rx_cnt;
 	free(c->buf);
 	c->buf = NULL;
 	c->buf_head = c->buf_len = 0;

@@ -218,6 +218,52 @@ int vm_add_ram(struct vm *vm, uint64_t size, bool merge, char *err,
 	return 0;
 }
 
+/* Above every RAM slot vm_add_ram() can take. */
+#define VM_DEVICE_PAGE_SLOT GUEST_MEM_MAX_REGIONS
+
+void *vm_add_device_page(struct vm *vm, uint64_t gpa, char *err,
+			 size_t errlen)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct kvm_userspace_memory_region r = {
+		.slot = VM_DEVICE_PAGE_SLOT,
+		.guest_phys_addr = gpa,
+	};
+	void *p;
+	int e;
+
+	if (vm->dev_page) {
+		snprintf(err, errlen, "device page at 0x%llx: the VM has one "
+			 "already", (unsigned long long)gpa);
+		return NULL;
+	}
+	if (page <= 0 || gpa & (uint64_t)(page - 1)) {
+		snprintf(err, errlen, "device page at 0x%llx: not aligned to "
+			 "the host's %ld-byte pages", (unsigned long long)gpa,
+			 page);
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "device page at 0x%llx: %s",
+			 (unsigned long long)gpa, strerror(errno));
+		return NULL;
+	}
+	r.memory_size = (uint64_t)page;
+	r.userspace_addr = (uintptr_t)p;
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
+		e = errno;
+		munmap(p, (size_t)page);
+		snprintf(err, errlen, "device page at 0x%llx: KVM refused "
+			 "it: %s", (unsigned long long)gpa, strerror(e));
+		return NULL;
+	}
+	vm->dev_page = p;
+	vm->dev_page_size = (size_t)page;
+	return p;
+}
+
 /*
  * The coalesced-write ring: the page KVM_CHECK_EXTENSION(COALESCED_MMIO)
  * names, counted in pages from the start of vCPU 0's kvm_run mapping.
@@ -685,6 +731,9 @@ void vm_close(struct vm *vm)
 	if (vm->ram)
 		munmap(vm->ram, vm->ram_size);
 	vm->ram = NULL;
+	if (vm->dev_page)
+		munmap(vm->dev_page, vm->dev_page_size);
+	vm->dev_page = NULL;
 	guest_mem_untrack(&vm->mem);
 	if (vm->ram_fd >= 0)
 		close(vm->ram_fd);

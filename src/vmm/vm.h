@@ -84,6 +84,9 @@ struct vm {
 	 * wall time the snapshot lay on disk (x86: KVM_CLOCK_REALTIME). */
 	bool clock_realtime;
 	unsigned int nr_slots;
+	/* vm_add_device_page()'s page (NULL: none) and its size. */
+	void *dev_page;
+	size_t dev_page_size;
 	/*
 	 * KVM devices the architecture created (KVM_CREATE_DEVICE: arm64's
 	 * vGIC and ITS); vm_close() closes them.
@@ -157,6 +160,20 @@ int vm_open(struct vm *vm, char *err, size_t errlen);
  * Context: startup.
  */
 void *vm_ram_map(uint64_t size, bool merge);
+
+/**
+ * vm_add_device_page() - one host page of zeroes at @gpa, outside guest
+ * RAM and its memory map, in a KVM memory slot of its own: memory a
+ * device shares with the guest that the guest reads and writes without
+ * an exit (arm64's VM generation ID, which Linux maps as device memory and
+ * copies with wide loads that a trapped access could not emulate). It is
+ * in no snapshot's memory file: its device writes it again at a restore.
+ * @gpa must be aligned to the host's page size; vm_close() unmaps it.
+ * Return: the page, or NULL with a message in @err.  Context: startup,
+ * once.
+ */
+void *vm_add_device_page(struct vm *vm, uint64_t gpa, char *err,
+			 size_t errlen);
 
 /**
  * vm_add_ram() - allocate @size bytes of guest RAM laid out by the

@@ -9,11 +9,19 @@
 #                          modules), for the L2 guest of boot-test.sh
 #   OUTDIR/l1.cpio.gz      busybox-static:arm64, guest/l1-init.sh as /init,
 #                          /bin/kvm-probe (guest/kvm-probe.c, static arm64)
+#   OUTDIR/l2-new/vmlinuz  a newer cloud arm64 kernel for L2 (Debian's
+#   OUTDIR/l2-new/modules  bookworm-backports, 6.12: the first with the
+#                          device tree's VM generation ID), and its virtio
+#                          modules (decompressed); those built in it are
+#                          in its modules.builtin instead. apt fetches it
+#                          through a sources list of its own in OUTDIR
+#                          (bookworm-backports is not in the host's),
+#                          checked against the host's Debian keyring
 # Installs nothing: both packages are fetched for arm64 with
 # `apt-get download` (dpkg --add-architecture arm64 and apt-get update
 # first: tests/install-deps.sh) and unpacked with `dpkg -x`.
-# MICROVM_E2E_ARM64_KERNEL_DEB=FILE and MICROVM_E2E_ARM64_BUSYBOX_DEB=FILE
-# use local .debs instead (offline).
+# MICROVM_E2E_ARM64_KERNEL_DEB=FILE, MICROVM_E2E_ARM64_L2_NEW_DEB=FILE and
+# MICROVM_E2E_ARM64_BUSYBOX_DEB=FILE use local .debs instead (offline).
 # Exit status: 0 ready, 77 when a tool or a package cannot be had (the
 # caller skips), 1 on any other failure.
 #
@@ -52,7 +60,7 @@ OUT=$(cd "$1" && pwd -P)
 check_host()
 {
 	local cmd
-	for cmd in cpio gzip dpkg apt-get apt-cache "$CC"; do
+	for cmd in cpio gzip xz dpkg apt-get apt-cache "$CC"; do
 		command -v "$cmd" >/dev/null 2>&1 ||
 			skip "no $cmd (tests/install-deps.sh installs it)"
 	done
@@ -122,6 +130,68 @@ fetch_kernel()
 	echo "$kver" >"$OUT/kernel.stamp"
 }
 
+# The suite the newer L2 kernel comes from.
+NEW_SUITE="http://deb.debian.org/debian bookworm-backports main"
+
+# apt_new ARGS...: apt-get or apt-cache (first ARG) on NEW_SUITE only,
+# with its lists and caches in OUTDIR/apt-new (the host's stay as they
+# are).
+apt_new()
+{
+	local tool=$1 dir=$OUT/apt-new
+	shift
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	echo "deb [arch=arm64] $NEW_SUITE" >"$dir/sources.list"
+	"$tool" -q -o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
+		-o Debug::NoLocking=1 \
+		-o APT::Sandbox::User="$(id -un)" "$@"
+}
+
+fetch_new_kernel()
+{
+	local pkg deb kver m f
+	[ -f "$OUT/l2-new.stamp" ] && [ -f "$OUT/l2-new/vmlinuz" ] && return
+	rm -rf "$OUT/l2-new" "$OUT/new"
+	deb=${MICROVM_E2E_ARM64_L2_NEW_DEB:-}
+	if [ -n "$deb" ]; then
+		[ -f "$deb" ] || die "MICROVM_E2E_ARM64_L2_NEW_DEB: no file '$deb'"
+	else
+		apt_new apt-get update >&2 ||
+			skip "apt-get update of $NEW_SUITE failed"
+		pkg=$(apt_new apt-cache depends linux-image-cloud-arm64:arm64 |
+		      sed -n 's/^ *Depends: \(linux-image-[0-9][^ :]*\).*$/\1/p' |
+		      head -n 1)
+		[ -n "$pkg" ] || skip "$NEW_SUITE has no linux-image-cloud-arm64"
+		log "downloading $pkg:arm64 ($NEW_SUITE)"
+		mkdir -p "$OUT/debs"
+		(cd "$OUT/debs" && apt_new apt-get download "$pkg:arm64" >&2) ||
+			skip "apt-get download $pkg:arm64 failed"
+		deb=$(ls "$OUT/debs/${pkg}_"*_arm64.deb | head -n 1)
+	fi
+	dpkg -x "$deb" "$OUT/new" || die "dpkg -x $deb failed"
+	kver=$(ls "$OUT/new/lib/modules" | head -n 1)
+	[ -n "$kver" ] && [ -f "$OUT/new/boot/vmlinuz-$kver" ] ||
+		die "$deb holds no kernel image"
+	mkdir -p "$OUT/l2-new/modules"
+	cp "$OUT/new/boot/vmlinuz-$kver" "$OUT/l2-new/vmlinuz"
+	for m in $L2_MODULES; do
+		f=$(find "$OUT/new/lib/modules/$kver" -name "$m.ko" -o \
+			-name "$m.ko.xz" | head -n 1)
+		case "$f" in
+		*.xz) xz -dc "$f" >"$OUT/l2-new/modules/$m.ko" ||
+			die "xz -d $f failed" ;;
+		?*) cp "$f" "$OUT/l2-new/modules/" ;;
+		*) grep -q "/$m\.ko\$" \
+			"$OUT/new/lib/modules/$kver/modules.builtin" ||
+			die "$deb has no $m.ko, nor is it built in" ;;
+		esac
+	done
+	rm -rf "$OUT/new" "$OUT/debs" "$OUT/apt-new"
+	echo "$kver" >"$OUT/l2-new.stamp"
+}
+
 fetch_busybox()
 {
 	local deb
@@ -164,6 +234,8 @@ build_l1()
 
 check_host
 fetch_kernel
+fetch_new_kernel
 fetch_busybox
 build_l1
-log "ready in $OUT (kernel $(cat "$OUT/kernel.stamp"))"
+log "ready in $OUT (kernel $(cat "$OUT/kernel.stamp"), L2's newer" \
+	"$(cat "$OUT/l2-new.stamp"))"

@@ -6,6 +6,7 @@
  * compatible, cells, phandles, /chosen, PSCI, cpu reg = MPIDR) and
  * decompiled with dtc, which must exit 0 and print nothing. Then: a buffer
  * too small at every size, and one table row per rejected description.
+ * The VM generation ID's node, only when the machine has the device.
  * Exits 77 (skip) only when dtc is missing, after the libfdt checks pass.
  */
 #include <errno.h>
@@ -467,6 +468,10 @@ static void pci_no_its(struct dtb_desc *d) { d->its.size = 0; }
 static void pci_buses(struct dtb_desc *d) { (void)d; pci.bus_last = 1; }
 static void mmio_too_many(struct dtb_desc *d) { d->nr_virtio_mmio = 33; }
 static void mmio_zero_size(struct dtb_desc *d) { (void)d; mmio[1].size = 0; }
+static void genid_spi(struct dtb_desc *d)
+{
+	d->vmgenid = (struct dtb_dev){ ARM64_VMGENID_ADDR, 16, 1000 };
+}
 
 static void test_bad_desc(void)
 {
@@ -482,6 +487,7 @@ static void test_bad_desc(void)
 		{ "PCI buses", pci_buses, "ECAM size" },
 		{ "33 mmio", mmio_too_many, "33 virtio-mmio" },
 		{ "mmio size 0", mmio_zero_size, "wraps or is 0" },
+		{ "vmgenid SPI 1000", genid_spi, "SPI 1000" },
 	};
 	struct dtb_desc d;
 	char err[256];
@@ -523,6 +529,8 @@ static void test_memory_map(void)
 		  ARM64_VIRTIO_MMIO_SLOT * ARM64_VIRTIO_MMIO_MAX_SLOTS },
 		{ "exit", ARM64_EXIT_MMIO_ADDR, ARM64_EXIT_MMIO_SIZE },
 		{ "boot time", ARM64_BOOT_TIME_MMIO_ADDR, 0x1000 },
+		/* A page of up to 64 KiB (vm_add_device_page()). */
+		{ "vmgenid", ARM64_VMGENID_ADDR, 0x10000 },
 		{ "high RAM", ARM64_HIMEM_START,
 		  ARM64_RAM_MAX - ARM64_RAM_LOW_MAX },
 		{ "PCI 64", ARM64_PCI_MMIO64_BASE, ARM64_PCI_MMIO64_SIZE },
@@ -542,7 +550,41 @@ static void test_memory_map(void)
 	CHECK(ARM64_PCI_MMIO64_BASE + ARM64_PCI_MMIO64_SIZE <= 1ULL << 40);
 	CHECK_EQ(EXIT_MMIO_ADDR, 0xf0100000ULL);
 	CHECK_EQ(ARM64_SPI_COUNT + 32 <= ARM64_GIC_NR_IRQS, 1);
+	CHECK_EQ(ARM64_VMGENID_ADDR % 0x10000, 0);
+	/* The SPIs no two devices share. */
+	CHECK(ARM64_SPI_VMGENID != ARM64_SPI_PL011);
+	CHECK(ARM64_SPI_VMGENID != ARM64_SPI_PL031);
+	CHECK(ARM64_SPI_VMGENID < ARM64_SPI_VIRTIO_MMIO_FIRST);
 	CHECK_EQ(ARM64_GIC_NR_IRQS % 32, 0);
+}
+
+/*
+ * The VM generation ID as Linux's binding (rng/microsoft,vmgenid.yaml)
+ * has it: compatible "microsoft,vmgenid", reg its 16 bytes, interrupts
+ * one edge-rising SPI; only when the description names it (dtb_desc_init()
+ * does not: test_layouts' trees have no such node).
+ */
+static void test_vmgenid(void)
+{
+	struct dtb_desc d;
+	char err[256];
+	size_t len;
+	int node;
+
+	make_desc(&d, 2, DISK_PCI);
+	CHECK_EQ(dtb_build(&d, buf, BUF_SIZE, &len, err, sizeof(err)), 0);
+	CHECK(fdt_node_offset_by_compatible(buf, -1, "microsoft,vmgenid") < 0);
+	d.vmgenid = (struct dtb_dev){ ARM64_VMGENID_ADDR, 16,
+				      ARM64_SPI_VMGENID };
+	CHECK_EQ(dtb_build(&d, buf, BUF_SIZE, &len, err, sizeof(err)), 0);
+	node = fdt_node_offset_by_compatible(buf, -1, "microsoft,vmgenid");
+	CHECK(node >= 0);
+	CHECK_EQ(fdt_parent_offset(buf, node), 0);
+	CHECK(!strcmp(fdt_get_name(buf, node, NULL), "vmgenid@f0110000"));
+	check_reg(buf, node, ARM64_VMGENID_ADDR, 16);
+	check_irq(buf, node, 0, ARM64_SPI_VMGENID, 1);
+	check_platform(buf);
+	check_dtc(buf, len, "vmgenid");
 }
 
 /* arch_ram_layout(): one range up to 2 GiB of RAM, then a second at 4 GiB. */
@@ -575,6 +617,7 @@ int main(void)
 	dtc_missing = system("command -v dtc >/dev/null 2>&1") != 0;
 	test_layouts();
 	test_rtc();
+	test_vmgenid();
 	test_two_ram_ranges();
 	test_aff3();
 	test_small_buffer();

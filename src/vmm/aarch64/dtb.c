@@ -374,6 +374,23 @@ static void dtb_put_exit(struct dtb_ctx *c, const struct dtb_desc *d)
 	dtb_end(c);
 }
 
+/*
+ * Linux's binding (rng/microsoft,vmgenid.yaml, 6.10): the driver maps the
+ * 16 bytes, copies them at probe and again on each edge of the interrupt.
+ */
+static void dtb_put_vmgenid(struct dtb_ctx *c, const struct dtb_desc *d)
+{
+	char name[32];
+
+	if (!d->vmgenid.size)
+		return;
+	dtb_begin_at(c, "vmgenid", d->vmgenid.base, name, sizeof(name));
+	dtb_prop_str(c, "compatible", "microsoft,vmgenid");
+	dtb_prop_reg(c, d->vmgenid.base, d->vmgenid.size);
+	dtb_prop_irq(c, GIC_FDT_SPI, d->vmgenid.spi, IRQ_TYPE_EDGE_RISING);
+	dtb_end(c);
+}
+
 static void dtb_put_tree(struct dtb_ctx *c, const struct dtb_desc *d)
 {
 	dtb_check(c, fdt_finish_reservemap(c->fdt), "memory reserve map");
@@ -394,6 +411,7 @@ static void dtb_put_tree(struct dtb_ctx *c, const struct dtb_desc *d)
 	if (d->pci)
 		dtb_put_pci(c, d->pci);
 	dtb_put_exit(c, d);
+	dtb_put_vmgenid(c, d);
 	dtb_end(c);
 	if (!c->fdt_err)
 		dtb_check(c, fdt_finish(c->fdt), "finish");

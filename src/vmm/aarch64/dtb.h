@@ -93,6 +93,12 @@ struct dtb_desc {
 	unsigned int nr_virtio_mmio;
 	const struct dtb_pci *pci; /* NULL: no PCI host */
 	struct dtb_range exit;   /* guest exit register; size 0: none */
+	/*
+	 * The VM generation ID (compatible "microsoft,vmgenid": its 16
+	 * bytes, its edge SPI); size 0: none. dtb_desc_init() leaves it
+	 * out: only a machine that maps its page names it.
+	 */
+	struct dtb_dev vmgenid;
 };
 
 /**

@@ -37,7 +37,7 @@ static bool range_ok(uint64_t base, uint64_t size)
 
 static int dtb_check_devs(const struct dtb_desc *d, char *err, size_t errlen)
 {
-	const struct dtb_dev *devs[2 + DTB_MAX_VIRTIO_MMIO];
+	const struct dtb_dev *devs[3 + DTB_MAX_VIRTIO_MMIO];
 	unsigned int i, n = 0;
 
 	if (d->nr_virtio_mmio > DTB_MAX_VIRTIO_MMIO)
@@ -51,6 +51,8 @@ static int dtb_check_devs(const struct dtb_desc *d, char *err, size_t errlen)
 		devs[n++] = &d->uart;
 	if (d->rtc.size)
 		devs[n++] = &d->rtc;
+	if (d->vmgenid.size)
+		devs[n++] = &d->vmgenid;
 	for (i = 0; i < d->nr_virtio_mmio; i++)
 		devs[n++] = &d->virtio_mmio[i];
 	for (i = 0; i < n; i++) {

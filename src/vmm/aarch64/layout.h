@@ -53,6 +53,13 @@
 #define ARM64_EXIT_MMIO_ADDR 0xf0100000ULL  /* src/devices/exitdev.h */
 #define ARM64_EXIT_MMIO_SIZE 0x1000ULL
 #define ARM64_BOOT_TIME_MMIO_ADDR 0xf0101000ULL
+/*
+ * The VM generation ID (devices/vmgenid.h): its 16 bytes at the start of
+ * a page of its own (vm_add_device_page()), 64 KiB-aligned so that a host
+ * with 64 KiB pages can map it too, outside the RAM the device tree's
+ * memory node names.
+ */
+#define ARM64_VMGENID_ADDR 0xf0110000ULL
 
 /*
  * 64-bit PCI window: QEMU virt's high MMIO, 512 GiB at 512 GiB. It ends at
@@ -73,6 +80,7 @@
  */
 #define ARM64_SPI_PL011 1
 #define ARM64_SPI_PL031 2
+#define ARM64_SPI_VMGENID 3  /* QEMU virt's first PCI INTx: ours has none */
 #define ARM64_SPI_VIRTIO_MMIO_FIRST 16
 #define ARM64_SPI_COUNT (ARM64_SPI_VIRTIO_MMIO_FIRST + \
 			 ARM64_VIRTIO_MMIO_MAX_SLOTS)

@@ -21,6 +21,7 @@
 #include "devices/pci.h"
 #include "devices/pl011.h"
 #include "devices/pl031.h"
+#include "devices/vmgenid.h"
 #include "dtb.h"
 #include "layout.h"
 #include "util/clock.h"
@@ -57,6 +58,8 @@ struct arch_machine {
 	struct virtio_input kbd;
 	struct virtio_mmio kbd_mmio;
 	bool kbd_ready;
+	/* The VM generation ID's bytes, in the VM's device page. */
+	uint8_t *genid;
 };
 
 static void machine_guest_exit(void *opaque, int status)
@@ -97,6 +100,62 @@ MACHINE_DEV_STATE_OPS(uart_ops, struct pl011, pl011_save, pl011_load,
 		      "PL011");
 MACHINE_DEV_STATE_OPS(rtc_ops, struct pl031, pl031_save, pl031_load,
 		      "PL031");
+
+/*
+ * The VM generation ID in a snapshot: always there, on its own SPI. A
+ * restore gives the guest a new ID and the edge that makes it read it,
+ * pending in the restored vGIC until a vCPU runs.
+ */
+static int vmgenid_state_save(void *opaque, struct snap_writer *w,
+			      char *err, size_t errlen)
+{
+	(void)opaque;
+	(void)err;
+	(void)errlen;
+	vmgenid_save(w, true, ARM64_SPI_VMGENID);
+	return 0;
+}
+
+static int vmgenid_state_load(void *opaque, struct snap_reader *r,
+			      char *err, size_t errlen)
+{
+	struct machine *m = opaque;
+	int ret;
+
+	ret = vmgenid_check(r, true, ARM64_SPI_VMGENID, "SPI", err, errlen);
+	if (!ret)
+		ret = vmgenid_new_id(m->arch->genid, err, errlen);
+	if (ret)
+		return ret;
+	vmgenid_announce(vm_irq_line, &m->vm, ARM64_SPI_VMGENID);
+	log_debug("vmgenid: a new VM generation ID, announced on SPI %u",
+		  ARM64_SPI_VMGENID);
+	return 0;
+}
+
+static const struct machine_dev_ops vmgenid_ops = {
+	.save = vmgenid_state_save,
+	.load = vmgenid_state_load,
+};
+
+/* Its page, a first ID (a restore's load makes another) and its state. */
+static int machine_vmgenid_init(struct machine *m, struct arch_machine *a,
+				char *err, size_t errlen)
+{
+	int ret;
+
+	a->genid = vm_add_device_page(&m->vm, ARM64_VMGENID_ADDR, err,
+				      errlen);
+	if (!a->genid)
+		return -ENOMEM;
+	ret = vmgenid_new_id(a->genid, err, errlen);
+	if (ret)
+		return ret;
+	ret = machine_add_dev(m, "vmgenid", &vmgenid_ops, m);
+	if (ret)
+		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
+	return ret;
+}
 
 int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 {
@@ -154,7 +213,7 @@ int arch_machine_devices(struct machine *m, char *err, size_t errlen)
 	ret = machine_pci_init(m, a);
 	if (ret)
 		goto fail;
-	return 0;
+	return machine_vmgenid_init(m, a, err, errlen);
 fail:
 	snprintf(err, errlen, "%s: %s", what, strerror(-ret));
 	return ret;
@@ -201,6 +260,9 @@ static int machine_dtb(struct machine *m, const struct arm64_boot_state *st,
 					    m->mmio_devs[i].gsi };
 	d.virtio_mmio = mmio;
 	d.nr_virtio_mmio = m->nr_mmio_devs;
+	if (m->arch->genid)
+		d.vmgenid = (struct dtb_dev){ ARM64_VMGENID_ADDR, VMGENID_SIZE,
+					      ARM64_SPI_VMGENID };
 	if (!arm64_vgic_has_its(vm))
 		d.its.size = 0;
 	if (m->pci) {

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "acpi.h"
@@ -24,6 +23,7 @@
 #include "devices/pci.h"
 #include "devices/pvpanic.h"
 #include "devices/serial.h"
+#include "devices/vmgenid.h"
 #include "layout.h"
 #include "mptable.h"
 #include "platform.h"
@@ -91,31 +91,28 @@ static bool vmgenid_gsi(const struct machine *m, uint32_t *gsi)
 /* A new random ID into guest RAM; the message in @err on failure. */
 static int vmgenid_write(struct machine *m, char *err, size_t errlen)
 {
-	uint8_t id[LAYOUT_VMGENID_SIZE];
+	uint8_t id[VMGENID_SIZE];
 	int ret;
 
-	/* At most 256 bytes: whole, never interrupted (getrandom(2)). */
-	if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
-		ret = -errno;
-	else
-		ret = guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id,
-				      sizeof(id));
+	ret = vmgenid_new_id(id, err, errlen);
+	if (ret)
+		return ret;
+	ret = guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id, sizeof(id));
 	if (ret)
 		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
 	return ret;
 }
 
 /* In a snapshot: whether the device is there, and its interrupt. */
-static int vmgenid_save(void *opaque, struct snap_writer *w, char *err,
-			size_t errlen)
+static int vmgenid_state_save(void *opaque, struct snap_writer *w,
+			      char *err, size_t errlen)
 {
 	uint32_t gsi = 0;
 	bool on = vmgenid_gsi(opaque, &gsi);
 
 	(void)err;
 	(void)errlen;
-	snap_put_u8(w, on);
-	snap_put_u32(w, gsi);
+	vmgenid_save(w, on, gsi);
 	return 0;
 }
 
@@ -124,42 +121,29 @@ static int vmgenid_save(void *opaque, struct snap_writer *w, char *err,
  * the interrupt stays pending in the restored irqchip until the guest
  * runs.
  */
-static int vmgenid_load(void *opaque, struct snap_reader *r, char *err,
-			size_t errlen)
+static int vmgenid_state_load(void *opaque, struct snap_reader *r,
+			      char *err, size_t errlen)
 {
 	struct machine *m = opaque;
-	uint32_t gsi = 0, saved_gsi;
-	bool on = vmgenid_gsi(m, &gsi), saved_on;
+	uint32_t gsi = 0;
+	bool on = vmgenid_gsi(m, &gsi);
 	int ret;
 
-	saved_on = snap_get_u8(r) != 0;
-	saved_gsi = snap_get_u32(r);
-	if (r->bad || !snap_reader_done(r)) {
-		snprintf(err, errlen, "VM generation ID: malformed state");
-		return -EINVAL;
-	}
-	if (saved_on != on || (on && saved_gsi != gsi)) {
-		snprintf(err, errlen, "VM generation ID: the snapshot's "
-			 "event interrupt (%s %u) is not this machine's "
-			 "(%s %u)", saved_on ? "GSI" : "none", saved_gsi,
-			 on ? "GSI" : "none", gsi);
-		return -EINVAL;
-	}
-	if (!on)
-		return 0;
+	ret = vmgenid_check(r, on, gsi, "GSI", err, errlen);
+	if (ret || !on)
+		return ret;
 	ret = vmgenid_write(m, err, errlen);
 	if (ret)
 		return ret;
-	vm_irq_line(&m->vm, gsi, 1);
-	vm_irq_line(&m->vm, gsi, 0);
+	vmgenid_announce(vm_irq_line, &m->vm, gsi);
 	log_debug("vmgenid: a new VM generation ID, announced on GSI %u",
 		  gsi);
 	return 0;
 }
 
 static const struct machine_dev_ops vmgenid_ops = {
-	.save = vmgenid_save,
-	.load = vmgenid_load,
+	.save = vmgenid_state_save,
+	.load = vmgenid_state_load,
 };
 
 /*

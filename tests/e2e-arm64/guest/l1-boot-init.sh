@@ -28,6 +28,8 @@
 #                   between console-begin l2/console-end l2 lines
 #   l1.quiet=1      quiet on L2's command line (no boot log on the
 #                   console: each byte is a nested exit)
+#   l1.nolva=1      arm64.nolva on L2's command line (boot-test.sh says
+#                   why)
 #   l1.end=snap     a snapshot and its restore: L2 counts (l2-init.sh's
 #                   l2.end=snap); at tick 5 this script pauses microvm
 #                   (PATCH /vm), writes a Full snapshot to /tmp/snap
@@ -51,7 +53,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "ARM64-L1: init at $(cut -d' ' -f1 /proc/uptime) s"
-cpus=1 limit=240 hang=0 disk='' queues='' maxcpus='' end='' quiet=0
+cpus=1 limit=240 hang=0 disk='' queues='' maxcpus='' end='' quiet=0 nolva=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	l1.cpus=*) cpus=${arg#l1.cpus=} ;;
@@ -62,6 +64,7 @@ for arg in $(cat /proc/cmdline); do
 	l1.maxcpus=*) maxcpus=${arg#l1.maxcpus=} ;;
 	l1.end=*) end=${arg#l1.end=} ;;
 	l1.quiet=*) quiet=${arg#l1.quiet=} ;;
+	l1.nolva=*) nolva=${arg#l1.nolva=} ;;
 	esac
 done
 if [ ! -c /dev/kvm ]; then
@@ -80,6 +83,7 @@ esac
 [ -n "$disk" ] && l2args="$l2args l2.disk=1"
 [ -n "$maxcpus" ] && l2args="$l2args maxcpus=$maxcpus"
 [ "$quiet" = 1 ] && l2args="$l2args quiet"
+[ "$nolva" = 1 ] && l2args="$l2args arm64.nolva"
 set -- "$@" --cmdline "console=ttyAMA0$l2args"
 if [ -n "$disk" ]; then
 	mount -t tmpfs tmpfs /tmp

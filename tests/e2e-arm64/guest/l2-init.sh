@@ -24,7 +24,10 @@
 #                              tick N" every 0.2 s (what a snapshot must
 #                              carry across: the restored guest goes on
 #                              from the saved N), with a disk reading a
-#                              block of it each tick (O_DIRECT)
+#                              block of it each tick (O_DIRECT), and
+#                              "ARM64-L2: vmgenid interrupts N reseeds
+#                              M at tick T" whenever the VM generation
+#                              ID's interrupt count changes
 #   l2.hang=1                  waits forever (for microvm's --timeout)
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -63,6 +66,11 @@ while [ ! -b /dev/vda ] && [ $n -lt 50 ] && [ $disk = 1 ]; do
 	n=$((n + 1))
 done
 echo "ARM64-L2: init at $(cut -d' ' -f1 /proc/uptime) s"
+# The VM generation ID's device, if the kernel's vmgenid driver bound it
+# (Linux 6.10 and later find it in the device tree).
+genid=$(ls /sys/bus/platform/drivers/vmgenid 2>/dev/null | grep vmgenid |
+	head -n 1)
+echo "ARM64-L2: vmgenid ${genid:-none}"
 # The wall clock, which the kernel set at boot from the PL031 (hctosys).
 echo "ARM64-L2: clock $(date +%s) rtc $(cat /sys/class/rtc/rtc0/name 2>/dev/null)"
 for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
@@ -110,10 +118,20 @@ if grep -q 'l2.hang=1' /proc/cmdline; then
 fi
 echo "ARM64-L2: end $end"
 if [ "$end" = snap ]; then
-	n=0
+	n=0 lastg=''
 	while [ $cad = 0 ]; do
 		n=$((n + 1))
 		echo "ARM64-L2: tick $n"
+		# The vmgenid interrupts taken (all CPUs) and the reseeds
+		# they made, whenever the count changes: one per restore.
+		g=$(awk 'NR == 1 { n = NF } /vmgenid/ { s = 0
+			for (i = 2; i <= n + 1; i++) s += $i; print s }' \
+			/proc/interrupts)
+		if [ -n "$g" ] && [ "$g" != "$lastg" ]; then
+			echo "ARM64-L2: vmgenid interrupts $g reseeds" \
+				"$(dmesg | grep -c 'crng reseeded due to virtual machine fork') at tick $n"
+			lastg=$g
+		fi
 		# With a disk, a read through the device each tick: after a
 		# restore its queues and interrupts (MSI-X through the ITS
 		# on pci) must still work.

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "snapshot/snap.h"
+#include "util/log.h"
 
 int vmgenid_new_id(uint8_t id[VMGENID_SIZE], char *err, size_t errlen)
 {
@@ -47,8 +48,20 @@ int vmgenid_check(struct snap_reader *r, bool on, uint32_t irq,
 	return 0;
 }
 
-void vmgenid_announce(irq_set_fn set_irq, void *opaque, uint32_t irq)
+int vmgenid_load(struct snap_reader *r, bool on, uint32_t irq,
+		 const char *irq_kind, uint8_t id[VMGENID_SIZE],
+		 irq_set_fn set_irq, void *opaque, char *err, size_t errlen)
 {
+	int ret = vmgenid_check(r, on, irq, irq_kind, err, errlen);
+
+	if (ret || !on)
+		return ret;
+	ret = vmgenid_new_id(id, err, errlen);
+	if (ret)
+		return ret;
 	set_irq(opaque, irq, 1);
 	set_irq(opaque, irq, 0);
+	log_debug("vmgenid: a new VM generation ID, announced on %s %u",
+		  irq_kind, irq);
+	return 0;
 }

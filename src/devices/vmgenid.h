@@ -51,10 +51,16 @@ int vmgenid_check(struct snap_reader *r, bool on, uint32_t irq,
 		  const char *irq_kind, char *err, size_t errlen);
 
 /**
- * vmgenid_announce() - the event that makes the guest read the ID again:
- * one edge on @irq. After a restore's irqchip state, where it stays
- * pending until the guest runs.
+ * vmgenid_load() - a restore: vmgenid_check(), then, when the machine
+ * has the device, a new ID into @id and one edge on @irq through
+ * @set_irq(@opaque): the event that makes the guest read the ID again.
+ * Called after the restore's irqchip state, where the edge stays
+ * pending until a vCPU runs. The caller marks @id's page dirty where
+ * it tracks the VMM's writes.
+ * Return: 0, or -errno with a message in @err.
  */
-void vmgenid_announce(irq_set_fn set_irq, void *opaque, uint32_t irq);
+int vmgenid_load(struct snap_reader *r, bool on, uint32_t irq,
+		 const char *irq_kind, uint8_t id[VMGENID_SIZE],
+		 irq_set_fn set_irq, void *opaque, char *err, size_t errlen);
 
 #endif

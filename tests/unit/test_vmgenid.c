@@ -4,8 +4,8 @@
  * differ from each other (and are not all zero); the snapshot state
  * round-trips and a machine that would announce a restore elsewhere (no
  * device, another interrupt) is refused naming both, as is a truncated
- * or overlong state; the announcement is one edge, up then down, on the
- * device's interrupt.
+ * or overlong state; a restore writes a new ID and raises one edge, up
+ * then down, on the device's interrupt, and a refused one neither.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -96,21 +96,54 @@ static void test_state(void)
 	free(rt.buf);
 }
 
-static void test_announce(void)
+/*
+ * A restore: a new ID and one edge, up then down, on the device's
+ * interrupt; a refused state or a machine without the device leaves
+ * both alone.
+ */
+static void test_load(void)
 {
+	struct saved s = { true, 35, false };
+	uint8_t id[VMGENID_SIZE], before[VMGENID_SIZE];
 	struct irq_log l = { 0 };
+	struct snap_rt rt;
+	char err[256];
 
-	vmgenid_announce(fake_irq, &l, 35);
+	memset(id, 0xa5, sizeof(id));
+	memcpy(before, id, sizeof(id));
+	CHECK(snap_rt_make(&rt, save, &s));
+	CHECK_EQ(vmgenid_load(&rt.r, true, 35, "GSI", id, fake_irq, &l, err,
+			      sizeof(err)), 0);
+	free(rt.buf);
+	CHECK(memcmp(id, before, sizeof(id)) != 0);
 	CHECK_EQ(l.calls, 2);
 	CHECK_EQ(l.level, 0);
 	CHECK_EQ(l.gsi, 35);
 	CHECK_EQ(l.repeats, 0);
+
+	/* Another GSI: refused, nothing written or raised. */
+	memcpy(before, id, sizeof(id));
+	l = (struct irq_log){ 0 };
+	CHECK(snap_rt_make(&rt, save, &s));
+	CHECK_EQ(vmgenid_load(&rt.r, true, 36, "GSI", id, fake_irq, &l, err,
+			      sizeof(err)), -EINVAL);
+	free(rt.buf);
+	CHECK(!memcmp(id, before, sizeof(id)));
+	CHECK_EQ(l.calls, 0);
+
+	/* No device on either side: accepted, no ID (NULL) and no edge. */
+	s.on = false;
+	CHECK(snap_rt_make(&rt, save, &s));
+	CHECK_EQ(vmgenid_load(&rt.r, false, 0, "GSI", NULL, fake_irq, &l,
+			      err, sizeof(err)), 0);
+	free(rt.buf);
+	CHECK_EQ(l.calls, 0);
 }
 
 int main(void)
 {
 	test_new_id();
 	test_state();
-	test_announce();
+	test_load();
 	return test_done();
 }

@@ -120,17 +120,9 @@ static int vmgenid_state_load(void *opaque, struct snap_reader *r,
 			      char *err, size_t errlen)
 {
 	struct machine *m = opaque;
-	int ret;
 
-	ret = vmgenid_check(r, true, ARM64_SPI_VMGENID, "SPI", err, errlen);
-	if (!ret)
-		ret = vmgenid_new_id(m->arch->genid, err, errlen);
-	if (ret)
-		return ret;
-	vmgenid_announce(vm_irq_line, &m->vm, ARM64_SPI_VMGENID);
-	log_debug("vmgenid: a new VM generation ID, announced on SPI %u",
-		  ARM64_SPI_VMGENID);
-	return 0;
+	return vmgenid_load(r, true, ARM64_SPI_VMGENID, "SPI", m->arch->genid,
+			    vm_irq_line, &m->vm, err, errlen);
 }
 
 static const struct machine_dev_ops vmgenid_ops = {

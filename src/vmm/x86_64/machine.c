@@ -88,18 +88,30 @@ static bool vmgenid_gsi(const struct machine *m, uint32_t *gsi)
 	return !arch_mmio_slot(m->nr_mmio_devs, &base, gsi);
 }
 
+/* The ID's bytes in low RAM (the ACPI table names them). */
+static int vmgenid_id(struct machine *m, uint8_t **id, char *err,
+		      size_t errlen)
+{
+	*id = guest_mem_ptr(&m->vm.mem, LAYOUT_VMGENID_ADDR, VMGENID_SIZE);
+	if (*id)
+		return 0;
+	snprintf(err, errlen, "VM generation ID: no guest RAM at 0x%llx",
+		 (unsigned long long)LAYOUT_VMGENID_ADDR);
+	return -EFAULT;
+}
+
 /* A new random ID into guest RAM; the message in @err on failure. */
 static int vmgenid_write(struct machine *m, char *err, size_t errlen)
 {
-	uint8_t id[VMGENID_SIZE];
+	uint8_t *id;
 	int ret;
 
-	ret = vmgenid_new_id(id, err, errlen);
-	if (ret)
-		return ret;
-	ret = guest_mem_write(&m->vm.mem, LAYOUT_VMGENID_ADDR, id, sizeof(id));
-	if (ret)
-		snprintf(err, errlen, "VM generation ID: %s", strerror(-ret));
+	ret = vmgenid_id(m, &id, err, errlen);
+	if (!ret)
+		ret = vmgenid_new_id(id, err, errlen);
+	if (!ret)
+		guest_mem_mark_dirty(&m->vm.mem, LAYOUT_VMGENID_ADDR,
+				     VMGENID_SIZE);
 	return ret;
 }
 
@@ -127,18 +139,17 @@ static int vmgenid_state_load(void *opaque, struct snap_reader *r,
 	struct machine *m = opaque;
 	uint32_t gsi = 0;
 	bool on = vmgenid_gsi(m, &gsi);
+	uint8_t *id = NULL;
 	int ret;
 
-	ret = vmgenid_check(r, on, gsi, "GSI", err, errlen);
-	if (ret || !on)
-		return ret;
-	ret = vmgenid_write(m, err, errlen);
-	if (ret)
-		return ret;
-	vmgenid_announce(vm_irq_line, &m->vm, gsi);
-	log_debug("vmgenid: a new VM generation ID, announced on GSI %u",
-		  gsi);
-	return 0;
+	ret = on ? vmgenid_id(m, &id, err, errlen) : 0;
+	if (!ret)
+		ret = vmgenid_load(r, on, gsi, "GSI", id, vm_irq_line, &m->vm,
+				   err, errlen);
+	if (!ret && on)
+		guest_mem_mark_dirty(&m->vm.mem, LAYOUT_VMGENID_ADDR,
+				     VMGENID_SIZE);
+	return ret;
 }
 
 static const struct machine_dev_ops vmgenid_ops = {

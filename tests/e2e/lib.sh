@@ -8,8 +8,10 @@
 # microvm, fails"):
 #   255  L1 died ("L1 ended without reporting a status"; in its log
 #        "stack guard page was hit" or "corrupted stack end detected
-#        inside scheduler"), ran past the harness limit, or went silent
-#        (L1's heartbeat silent for 120 s: "L1 stopped answering");
+#        inside scheduler"), ran past the harness limit, went silent
+#        (L1's heartbeat silent for 120 s: "L1 stopped answering"), or
+#        never reached its /init ("L1 never reached /init": L1's kernel
+#        alone, before any program of ours ran);
 #   123, 124  (an L2 triple fault, microvm's --timeout) only when L1's
 #        own kernel reported a lockup or stall during the run
 #        (run-guest.sh's "run-guest: L1 kernel:" lines: an L1 CPU starved
@@ -31,7 +33,7 @@ e2e_emulator_failure()
 	124) e2e_l1_distress "$stderr" ||
 		{ grep -q '^run-guest: mode nested$' "$stderr" &&
 			e2e_lost_wakeup "$stderr"; } ;;
-	255) grep -m 1 -E '^run-guest: nested: (L1 ended \(qemu status [0-9]*\) without reporting a status|L1 still ran after the harness limit|L1 stopped answering)' \
+	255) grep -m 1 -E '^run-guest: nested: (L1 ended \(qemu status [0-9]*\) without reporting a status|L1 still ran after the harness limit|L1 stopped answering|L1 never reached /init)' \
 		"$stderr" ;;
 	*) return 1 ;;
 	esac

@@ -51,6 +51,8 @@ case_ retry 124 "$nested" 'microvm: --timeout 150 expired' "$lost"
 case_ retry 124 "$nested" 'microvm: --timeout 150 expired' "$lockup"
 case_ retry 255 "$nested" 'run-guest: nested: L1 stopped answering: its log was silent for 120 s'
 case_ retry 255 "$nested" 'run-guest: nested: L1 ended (qemu status 0) without reporting a status'
+case_ retry 255 "$nested" 'run-guest: nested: L1 never reached /init: its kernel still booted after 180 s'
+case_ keep 255 'run-guest: mode direct' 'run-guest: nested: L1 never reached /init: its kernel still booted after 180 s'
 case_ keep 255 "$nested" "run-guest: nested: 'x' hung in L1: y"
 case_ keep 1 "$nested" "$lockup"
 # A run-guest.sh without MICROVM_E2E_VERBOSE prints no mode line: its

@@ -142,12 +142,31 @@ verbose "mode $mode"
 # looks once already after $MICROVM_E2E_L1_STUCK s of silence (default
 # 30; 0: never) and ends PID then if the emulator is livelocked
 # (livelocked: no wait can end that), writing "STUCK SECONDS" to FLAG.
+# It also ends PID, writing "NOINIT SECONDS" to FLAG, when L1 has not
+# reached its /init (E2E-L1-START in LOG) $MICROVM_E2E_L1_BOOT s (default
+# 180; 0: never) after the start: L1's kernel alone, before any program
+# of ours ran, stuck in its boot (seen in a clean-clone CI run on
+# 2026-12-06: soft lockups in cryptomgr_test from 26 s on, which kept
+# the log growing, so no silence ended it). L1 reaches /init in 3-15 s.
 silence_watch()
 {
 	local pid=$1 log=$2 quiet=$3 flag=$4 size=-1 now last=$SECONDS
-	local stuck_at=${MICROVM_E2E_L1_STUCK:-30} looked=0
+	local stuck_at=${MICROVM_E2E_L1_STUCK:-30} looked=0 began=$SECONDS
+	local boot_limit=${MICROVM_E2E_L1_BOOT:-180} booted=0
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 5
+		if [ $booted = 0 ] && grep -aq '^E2E-L1-START: ' "$log" 2>/dev/null; then
+			booted=1
+		fi
+		if [ $booted = 0 ] && [ "$boot_limit" -gt 0 ] &&
+		   [ $((SECONDS - began)) -ge "$boot_limit" ]; then
+			monitor_dump "$pid" "$flag"
+			echo "NOINIT $((SECONDS - began))" >>"$flag"
+			kill -TERM "$pid" 2>/dev/null
+			sleep 10
+			kill -KILL "$pid" 2>/dev/null
+			return 0
+		fi
 		now=$(stat -c %s "$log" 2>/dev/null || echo 0)
 		if [ "$now" != "$size" ]; then
 			size=$now
@@ -529,6 +548,10 @@ run_nested()
 			# L2's range: the CPU was running the nested guest).
 			grep -aE '^(RIP|CS |CR0|EFER|THREAD|Timer|LVTT|ISR|IRR|APR)' "$watch_flag" | tr -d '\r' |
 				sed 's/^/run-guest: L1 CPU when silent: /' >&2
+			local noinit
+			noinit=$(sed -n 's/^NOINIT \([0-9]*\)$/\1/p' "$watch_flag")
+			[ -z "$noinit" ] ||
+				die "nested: L1 never reached /init: its kernel still booted after $noinit s"
 			# Ended early (silence_watch): the emulator's livelock.
 			local silent="$watch_quiet s" stuck
 			stuck=$(sed -n 's/^STUCK \([0-9]*\)$/\1/p' "$watch_flag")

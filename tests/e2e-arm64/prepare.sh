@@ -88,12 +88,46 @@ download()
 	ls "$OUT/debs/${1}_"*_arm64.deb | head -n 1
 }
 
+# unpack_kernel DEB DIR WHICH: the kernel image of package DEB as
+# DIR/vmlinuz and the virtio modules L2 loads (guest/l2-init.sh, in
+# dependency order; .ko.xz decompressed) in DIR/modules; prints the
+# kernel's version. KVM and the rest of the virt machine's drivers are
+# built into the cloud kernels. WHICH: all-modules (each must be a
+# module) or builtin-ok (one the kernel has built in, per its
+# modules.builtin, is not needed as a file).
+unpack_kernel()
+{
+	local deb=$1 dir=$2 which=$3 tmp=$OUT/unpack kver m f
+	rm -rf "$tmp" "$dir/modules"
+	dpkg -x "$deb" "$tmp" || die "dpkg -x $deb failed"
+	kver=$(ls "$tmp/lib/modules" | head -n 1)
+	[ -n "$kver" ] && [ -f "$tmp/boot/vmlinuz-$kver" ] ||
+		die "$deb holds no kernel image"
+	mkdir -p "$dir/modules"
+	cp "$tmp/boot/vmlinuz-$kver" "$dir/vmlinuz"
+	for m in $L2_MODULES; do
+		f=$(find "$tmp/lib/modules/$kver" -name "$m.ko" -o \
+			-name "$m.ko.xz" | head -n 1)
+		case "$f" in
+		*.xz) xz -dc "$f" >"$dir/modules/$m.ko" ||
+			die "xz -d $f failed" ;;
+		?*) cp "$f" "$dir/modules/" ;;
+		*) [ "$which" = builtin-ok ] ||
+			die "$deb has no $m.ko"
+		   grep -q "/$m\.ko\$" \
+			"$tmp/lib/modules/$kver/modules.builtin" ||
+			die "$deb has no $m.ko, nor is it built in" ;;
+		esac
+	done
+	rm -rf "$tmp"
+	echo "$kver"
+}
+
 fetch_kernel()
 {
 	local pkg deb kver start
 	[ -f "$OUT/kernel.stamp" ] && [ -f "$OUT/vmlinuz" ] &&
 		[ -f "$OUT/modules/virtio_input.ko" ] && return
-	rm -rf "$OUT/kernel"
 	if [ -n "${MICROVM_E2E_ARM64_KERNEL_DEB:-}" ]; then
 		deb=$MICROVM_E2E_ARM64_KERNEL_DEB
 		[ -f "$deb" ] || die "MICROVM_E2E_ARM64_KERNEL_DEB: no file '$deb'"
@@ -110,23 +144,8 @@ fetch_kernel()
 			"$(awk -v a="$start" -v b="$(date +%s.%N)" \
 			'BEGIN { printf "%.1f", b - a }') s"
 	fi
-	dpkg -x "$deb" "$OUT/kernel" || die "dpkg -x $deb failed"
-	kver=$(ls "$OUT/kernel/lib/modules" | head -n 1)
-	if [ -z "$kver" ] || [ ! -f "$OUT/kernel/boot/vmlinuz-$kver" ]; then
-		die "$deb holds no kernel image"
-	fi
-	cp "$OUT/kernel/boot/vmlinuz-$kver" "$OUT/vmlinuz"
-	# The image, and the virtio modules L2 loads (guest/l2-init.sh, in
-	# dependency order); KVM and the rest of the virt machine's drivers
-	# are built into the cloud kernel.
-	rm -rf "$OUT/modules"
-	mkdir -p "$OUT/modules"
-	for m in $L2_MODULES; do
-		f=$(find "$OUT/kernel/lib/modules/$kver" -name "$m.ko" | head -n 1)
-		[ -n "$f" ] || die "$deb has no $m.ko"
-		cp "$f" "$OUT/modules/"
-	done
-	rm -rf "$OUT/kernel" "$OUT/debs"
+	kver=$(unpack_kernel "$deb" "$OUT" all-modules)
+	rm -rf "$OUT/debs"
 	echo "$kver" >"$OUT/kernel.stamp"
 }
 
@@ -151,9 +170,8 @@ apt_new()
 
 fetch_new_kernel()
 {
-	local pkg deb kver m f
+	local pkg deb kver
 	[ -f "$OUT/l2-new.stamp" ] && [ -f "$OUT/l2-new/vmlinuz" ] && return
-	rm -rf "$OUT/l2-new" "$OUT/new"
 	deb=${MICROVM_E2E_ARM64_L2_NEW_DEB:-}
 	if [ -n "$deb" ]; then
 		[ -f "$deb" ] || die "MICROVM_E2E_ARM64_L2_NEW_DEB: no file '$deb'"
@@ -170,25 +188,8 @@ fetch_new_kernel()
 			skip "apt-get download $pkg:arm64 failed"
 		deb=$(ls "$OUT/debs/${pkg}_"*_arm64.deb | head -n 1)
 	fi
-	dpkg -x "$deb" "$OUT/new" || die "dpkg -x $deb failed"
-	kver=$(ls "$OUT/new/lib/modules" | head -n 1)
-	[ -n "$kver" ] && [ -f "$OUT/new/boot/vmlinuz-$kver" ] ||
-		die "$deb holds no kernel image"
-	mkdir -p "$OUT/l2-new/modules"
-	cp "$OUT/new/boot/vmlinuz-$kver" "$OUT/l2-new/vmlinuz"
-	for m in $L2_MODULES; do
-		f=$(find "$OUT/new/lib/modules/$kver" -name "$m.ko" -o \
-			-name "$m.ko.xz" | head -n 1)
-		case "$f" in
-		*.xz) xz -dc "$f" >"$OUT/l2-new/modules/$m.ko" ||
-			die "xz -d $f failed" ;;
-		?*) cp "$f" "$OUT/l2-new/modules/" ;;
-		*) grep -q "/$m\.ko\$" \
-			"$OUT/new/lib/modules/$kver/modules.builtin" ||
-			die "$deb has no $m.ko, nor is it built in" ;;
-		esac
-	done
-	rm -rf "$OUT/new" "$OUT/debs" "$OUT/apt-new"
+	kver=$(unpack_kernel "$deb" "$OUT/l2-new" builtin-ok)
+	rm -rf "$OUT/debs" "$OUT/apt-new"
 	echo "$kver" >"$OUT/l2-new.stamp"
 }
 

@@ -162,9 +162,7 @@ silence_watch()
 		   [ $((SECONDS - began)) -ge "$boot_limit" ]; then
 			monitor_dump "$pid" "$flag"
 			echo "NOINIT $((SECONDS - began))" >>"$flag"
-			kill -TERM "$pid" 2>/dev/null
-			sleep 10
-			kill -KILL "$pid" 2>/dev/null
+			end_pid "$pid"
 			return 0
 		fi
 		now=$(stat -c %s "$log" 2>/dev/null || echo 0)
@@ -183,12 +181,18 @@ silence_watch()
 				livelocked "$flag" "$log" || { rm -f "$flag"; continue; }
 				echo "STUCK $((SECONDS - last))" >>"$flag"
 			fi
-			kill -TERM "$pid" 2>/dev/null
-			sleep 10
-			kill -KILL "$pid" 2>/dev/null
+			end_pid "$pid"
 			return 0
 		fi
 	done
+}
+
+# end_pid PID: TERM, and 10 s later KILL.
+end_pid()
+{
+	kill -TERM "$1" 2>/dev/null
+	sleep 10
+	kill -KILL "$1" 2>/dev/null
 }
 
 # monitor_dump PID FILE: the emulated CPU's registers three times, a
